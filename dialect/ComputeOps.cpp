@@ -1,0 +1,231 @@
+//===- ComputeOps.cpp - Verifiers of the logical compute ops --------------===//
+//
+// Each verifier checks the operands and attributes through the shared shape
+// rules of ShapeInference.h, then that the written result shape and element
+// type are the inferred ones. The SBP encodings are not compared here: which
+// layouts an op accepts is its SBP signature, checked by propagation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/PcOps.h"
+#include "dialect/ShapeInference.h"
+
+using namespace mlir;
+using namespace pc;
+
+namespace {
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+Type elemOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// The result of `op` must have `shape` and `elem`.
+LogicalResult verifyResult(Operation *op, FailureOr<shape::Shape> shape,
+                           Type elem) {
+  if (failed(shape))
+    return failure();
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  if (result.getShape() != ArrayRef<int64_t>(*shape))
+    return op->emitOpError()
+           << "result shape " << shape::str(result.getShape())
+           << " does not match the inferred shape " << shape::str(*shape);
+  if (result.getElementType() != elem)
+    return op->emitOpError() << "result element type "
+                             << result.getElementType() << " should be "
+                             << elem;
+  return success();
+}
+
+/// All of `values` have one element type.
+LogicalResult verifySameElementType(Operation *op, ValueRange values) {
+  for (auto [i, v] : llvm::enumerate(values))
+    if (elemOf(v) != elemOf(values.front()))
+      return op->emitOpError()
+             << "operand #" << i << " has element type " << elemOf(v)
+             << " but operand #0 has " << elemOf(values.front());
+  return success();
+}
+
+template <typename UnaryOp> LogicalResult verifyUnary(UnaryOp op) {
+  return verifyResult(op, shape::Shape(shapeOf(op.getInput())),
+                      elemOf(op.getInput()));
+}
+
+template <typename BinaryOp> LogicalResult verifyBinary(BinaryOp op) {
+  if (failed(verifySameElementType(op, {op.getLhs(), op.getRhs()})))
+    return failure();
+  return verifyResult(op,
+                      shape::broadcast(shapeOf(op.getLhs()),
+                                       shapeOf(op.getRhs()),
+                                       [&] { return op.emitOpError(); }),
+                      elemOf(op.getLhs()));
+}
+
+template <typename SoftmaxOp> LogicalResult verifySoftmax(SoftmaxOp op) {
+  if (failed(shape::normalizeAxis(op.getAxis(), shapeOf(op.getInput()).size(),
+                                  "axis", [&] { return op.emitOpError(); })))
+    return failure();
+  return verifyUnary(op);
+}
+
+template <typename ReduceOp> LogicalResult verifyReduce(ReduceOp op) {
+  return verifyResult(op,
+                      shape::reduce(shapeOf(op.getInput()), op.getAxes(),
+                                    op.getKeepdim(),
+                                    [&] { return op.emitOpError(); }),
+                      elemOf(op.getInput()));
+}
+
+LogicalResult verifyEpsilon(Operation *op, double epsilon) {
+  if (!(epsilon > 0))
+    return op->emitOpError() << "epsilon must be positive, not " << epsilon;
+  return success();
+}
+} // namespace
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifySameElementType(*this, {getLhs(), getRhs()})))
+    return failure();
+  return verifyResult(*this,
+                      shape::matmul(shapeOf(getLhs()), shapeOf(getRhs()),
+                                    getTransposeLhs(), getTransposeRhs(),
+                                    [&] { return emitOpError(); }),
+                      elemOf(getLhs()));
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+
+LogicalResult NegOp::verify() { return verifyUnary(*this); }
+LogicalResult ExpOp::verify() { return verifyUnary(*this); }
+LogicalResult LogOp::verify() { return verifyUnary(*this); }
+LogicalResult TanhOp::verify() { return verifyUnary(*this); }
+LogicalResult ReluOp::verify() { return verifyUnary(*this); }
+LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
+LogicalResult GeluOp::verify() { return verifyUnary(*this); }
+LogicalResult CausalMaskOp::verify() {
+  if (shapeOf(getInput()).size() < 2)
+    return emitOpError() << "needs rank >= 2 ([..., query, key]), not "
+                         << shape::str(shapeOf(getInput()));
+  return verifyUnary(*this);
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
+
+LogicalResult LayerNormOp::verify() {
+  auto emit = [&] { return emitOpError(); };
+  if (failed(verifySameElementType(*this, {getInput(), getGamma(), getBeta()})) ||
+      failed(verifyEpsilon(*this, getEpsilon().convertToDouble())) ||
+      failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
+                                   shapeOf(getGamma()), "gamma", emit)) ||
+      failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
+                                   shapeOf(getBeta()), "beta", emit)))
+    return failure();
+  return verifyUnary(*this);
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto emit = [&] { return emitOpError(); };
+  if (failed(verifySameElementType(*this, {getInput(), getGamma()})) ||
+      failed(verifyEpsilon(*this, getEpsilon().convertToDouble())) ||
+      failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
+                                   shapeOf(getGamma()), "gamma", emit)))
+    return failure();
+  return verifyUnary(*this);
+}
+
+LogicalResult ReduceSumOp::verify() { return verifyReduce(*this); }
+LogicalResult ReduceMeanOp::verify() { return verifyReduce(*this); }
+LogicalResult ReduceMaxOp::verify() { return verifyReduce(*this); }
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << shape::str(in.getShape())
+                         << " (" << in.getNumElements() << " elements) to "
+                         << shape::str(out.getShape()) << " ("
+                         << out.getNumElements() << " elements)";
+  return verifyResult(*this, shape::Shape(out.getShape()),
+                      in.getElementType());
+}
+
+LogicalResult TransposeOp::verify() {
+  return verifyResult(*this,
+                      shape::transpose(shapeOf(getInput()), getPerm(),
+                                       [&] { return emitOpError(); }),
+                      elemOf(getInput()));
+}
+
+LogicalResult BroadcastToOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
+  if (!shape::broadcastsTo(in, out))
+    return emitOpError() << "operand shape " << shape::str(in)
+                         << " does not broadcast to the result shape "
+                         << shape::str(out);
+  return verifyResult(*this, shape::Shape(out), elemOf(getInput()));
+}
+
+LogicalResult SliceOp::verify() {
+  return verifyResult(*this,
+                      shape::slice(shapeOf(getInput()), getStart(),
+                                   getLimit(), [&] { return emitOpError(); }),
+                      elemOf(getInput()));
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  if (failed(verifySameElementType(*this, getInputs())))
+    return failure();
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value v : getInputs())
+    shapes.push_back(shapeOf(v));
+  return verifyResult(
+      *this,
+      shape::concat(shapes, getAxis(), [&] { return emitOpError(); }),
+      elemOf(getInputs().front()));
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyResult(*this,
+                      shape::embedding(shapeOf(getIds()), shapeOf(getTable()),
+                                       [&] { return emitOpError(); }),
+                      elemOf(getTable()));
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyResult(
+      *this,
+      shape::crossEntropy(shapeOf(getLogits()), shapeOf(getLabels()),
+                          [&] { return emitOpError(); }),
+      elemOf(getLogits()));
+}
+
+LogicalResult CastOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "changes the shape from "
+                         << shape::str(in.getShape()) << " to "
+                         << shape::str(out.getShape())
+                         << "; a cast keeps the shape";
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto valueType = cast<ShapedType>(getValue().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (valueType.getShape() != result.getShape() ||
+      valueType.getElementType() != result.getElementType())
+    return emitOpError() << "value of type " << valueType
+                         << " does not match the result type " << result;
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }

@@ -1,0 +1,42 @@
+//===- PcBase.td - The pc dialect --------------------------*- tablegen -*-===//
+
+#ifndef PC_BASE_TD
+#define PC_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Pc_Dialect : Dialect {
+  let name = "pc";
+  let cppNamespace = "::pc";
+  let summary = "Logical graphs with SBP layouts for distributed training";
+  let description = [{
+    The `pc` dialect describes a model as a *logical graph*: the whole
+    computation as if it ran on one huge device. Device meshes are symbols
+    (`pc.mesh`). The layout of a tensor on a mesh is an SBP attribute
+    (`#pc.sbp`) carried as the encoding of its ranked tensor type; a tensor
+    without an encoding has no layout decided yet.
+
+    ```mlir
+    pc.mesh @m <["dp"=2, "tp"=2]>
+    pc.param @w : tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>
+        = #pc.init<normal(std = 0.02)>
+    func.func @f(%x: tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>)
+        -> tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>> {
+      %w = pc.get_param @w : tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>
+      %y = pc.matmul %x, %w : (tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>,
+          tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>)
+          -> tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
+      return %y : tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+    void registerOps();
+  }];
+}
+
+#endif // PC_BASE_TD

@@ -1,0 +1,491 @@
+//===- PcOps.td - pc operations ----------------------------*- tablegen -*-===//
+//
+// Ops that take tensors print as
+//   %r = pc.op %a, %b {attrs} : (type(a), type(b)) -> type(r)
+// and every one verifies its shapes and attributes. Result types are written
+// out because they carry the SBP encoding, which shape rules cannot infer;
+// the shape and element type are checked against the inferred ones
+// (dialect/ShapeInference.h holds the rules, shared with the C++ API).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_OPS_TD
+#define PC_OPS_TD
+
+include "dialect/PcAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints and traits
+//===----------------------------------------------------------------------===//
+
+def PC_AnyElem : AnyTypeOf<[F32, F16, BF16, I32, I64]>;
+def PC_FloatElem : AnyTypeOf<[F32, F16, BF16]>;
+def PC_IndexElem : AnyTypeOf<[I32, I64]>;
+
+def PC_Tensor : RankedTensorOf<[PC_AnyElem]>;
+def PC_FloatTensor : RankedTensorOf<[PC_FloatElem]>;
+def PC_IndexTensor : RankedTensorOf<[PC_IndexElem]>;
+
+// Static shapes, and an encoding that is #pc.sbp or nothing, on every tensor
+// operand and result.
+def PC_TensorTypes : NativeOpTrait<"PcTensorTypes"> {
+  let cppNamespace = "::pc::OpTrait";
+}
+// All encoded operands and results are on one mesh: a logical op never moves
+// data between meshes; pc.to_sbp and pc.boxing do.
+def PC_SameMesh : NativeOpTrait<"PcSameMesh"> {
+  let cppNamespace = "::pc::OpTrait";
+}
+
+class PC_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Pc_Dialect, mnemonic, traits>;
+
+// An op on SBP-encoded tensors. Its mesh references live in its types, so it
+// checks them as a symbol user.
+class PC_TensorOp<string mnemonic, list<Trait> traits = []>
+    : PC_Op<mnemonic, !listconcat(traits, [PC_TensorTypes,
+          DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult
+    $cppClass::verifySymbolUses(::mlir::SymbolTableCollection &symbolTable) {
+      return ::pc::verifySbpSymbolUses(getOperation(), symbolTable);
+    }
+  }];
+}
+
+// A logical compute op.
+class PC_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : PC_TensorOp<mnemonic, !listconcat(traits, [PC_SameMesh, Pure])> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Meshes and parameters
+//===----------------------------------------------------------------------===//
+
+def PC_MeshOp : PC_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "A device mesh (placement) with named axes";
+  let description = [{
+    Declares the mesh `@name` with named axes and their sizes. Its devices
+    are of kind `cpu` (the default) or `cuda`. They are the ranks `0 ..
+    N-1` laid out row-major (the last axis varies fastest), unless an
+    explicit `ranks` list gives the global rank of each mesh position in
+    row-major order. A module may hold several meshes, for example one per
+    pipeline stage; they may share ranks.
+
+    ```mlir
+    pc.mesh @m <["dp"=2, "tp"=4]>
+    pc.mesh @stage1 <["dp"=2, "tp"=2]> on cuda ranks [4, 5, 6, 7]
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    StrArrayAttr:$axis_names,
+    DenseI64ArrayAttr:$shape,
+    DefaultValuedAttr<PC_DeviceKind, "::pc::DeviceKind::cpu">:$device,
+    OptionalAttr<DenseI64ArrayAttr>:$ranks);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of devices.
+    int64_t getNumDevices();
+    /// The global rank at row-major mesh position `index`.
+    int64_t getRank(int64_t index);
+    /// The position of the axis named `name`, or -1.
+    int64_t getAxisIndex(::llvm::StringRef name);
+  }];
+}
+
+def PC_ParamOp : PC_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A named, persistent parameter";
+  let description = [{
+    Declares the persistent tensor `@name`, which keeps its value across
+    training steps and is saved in checkpoints under its name. Its type is
+    its logical shape and element type, and optionally the SBP layout it is
+    stored in. `init` says how it is first filled; `trainable = false`
+    freezes it, so that it gets no gradient.
+
+    ```mlir
+    pc.param @wte : tensor<50304x768xf32, #pc.sbp<@m, [B, S(0)]>>
+        = #pc.init<normal(std = 0.02)>
+    pc.param @ln_f.bias : tensor<768xf32> = #pc.init<zeros> {trainable = false}
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<PC_Tensor>:$type,
+    PC_InitAttr:$init,
+    DefaultValuedAttr<BoolAttr, "true">:$trainable);
+  let assemblyFormat = "$sym_name `:` $type `=` qualified($init) attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def PC_GetParamOp : PC_Op<"get_param", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads a parameter's current value";
+  let description = [{
+    The current value of the parameter `@name`. The result type must be the
+    parameter's type, encoding included.
+
+    ```mlir
+    %w = pc.get_param @w : tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Layout changes
+//===----------------------------------------------------------------------===//
+
+def PC_ToSbpOp : PC_TensorOp<"to_sbp", [Pure]> {
+  let summary = "Constrains a value to an SBP layout";
+  let description = [{
+    The user's layout constraint, in the manner of `to_global` or
+    `with_sharding_constraint`: the result is the operand's logical value in
+    the layout of the result type, which may be on another mesh. The
+    operand's layout may be undecided. Propagation treats the result layout
+    as fixed; boxing makes the change explicit.
+
+    ```mlir
+    %y = pc.to_sbp %x : (tensor<8x64xf32>) -> tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def PC_BoxingOp : PC_TensorOp<"boxing", [Pure]> {
+  let summary = "A layout change that a pass has decided on";
+  let description = [{
+    Changes the layout of a value from the operand's SBP to the result's,
+    keeping its logical value. Both layouts are decided. Passes insert this
+    op; the boxing planner lowers it to collectives, or to point-to-point
+    transfers between different meshes.
+
+    ```mlir
+    %y = pc.boxing %x : (tensor<8x64xf32, #pc.sbp<@m, [P, B]>>)
+        -> tensor<8x64xf32, #pc.sbp<@m, [B, B]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Logical compute ops
+//===----------------------------------------------------------------------===//
+
+def PC_MatmulOp : PC_ComputeOp<"matmul"> {
+  let summary = "Batched matrix product";
+  let description = [{
+    `result = op(lhs) · op(rhs)`, where `op` transposes the last two dims
+    when `transpose_lhs` / `transpose_rhs` is set. Both operands have rank
+    at least 2; their leading (batch) dims broadcast as in NumPy.
+
+    ```mlir
+    %y = pc.matmul %x, %w {transpose_rhs} : (tensor<4x8x64xf32>, tensor<32x64xf32>)
+        -> tensor<4x8x32xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$lhs, PC_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+class PC_BinaryOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>
+    : PC_ComputeOp<mnemonic> {
+  let summary = "Elementwise " # what # " with NumPy broadcasting";
+  let description = [{
+    The operands have one element type; their shapes broadcast as in NumPy
+    to the result shape.
+
+    ```mlir
+    %z = pc.}] # mnemonic # [{ %x, %b : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins t:$lhs, t:$rhs);
+  let results = (outs t:$result);
+}
+
+def PC_AddOp : PC_BinaryOp<"add", "sum">;
+def PC_SubOp : PC_BinaryOp<"sub", "difference">;
+def PC_MulOp : PC_BinaryOp<"mul", "product">;
+def PC_DivOp : PC_BinaryOp<"div", "quotient">;
+
+class PC_UnaryOp<string mnemonic, string what, TypeConstraint t = PC_FloatTensor>
+    : PC_ComputeOp<mnemonic> {
+  let summary = "Elementwise " # what;
+  let description = [{
+    The result has the operand's shape and element type.
+
+    ```mlir
+    %y = pc.}] # mnemonic # [{ %x : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins t:$input);
+  let results = (outs t:$result);
+}
+
+def PC_NegOp : PC_UnaryOp<"neg", "negation", PC_Tensor>;
+def PC_ExpOp : PC_UnaryOp<"exp", "exponential">;
+def PC_LogOp : PC_UnaryOp<"log", "natural logarithm">;
+def PC_TanhOp : PC_UnaryOp<"tanh", "hyperbolic tangent">;
+def PC_ReluOp : PC_UnaryOp<"relu", "rectifier, max(x, 0)", PC_Tensor>;
+def PC_SigmoidOp : PC_UnaryOp<"sigmoid", "logistic function 1 / (1 + exp(-x))">;
+def PC_GeluOp : PC_UnaryOp<"gelu", "Gaussian error linear unit"> {
+  let description = [{
+    `x · Φ(x)` with the exact error function, or, with `approximate`, the
+    tanh form `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` used by GPT-2.
+
+    ```mlir
+    %y = pc.gelu %x {approximate} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$input, UnitAttr:$approximate);
+}
+
+class PC_SoftmaxLikeOp<string mnemonic, string what> : PC_ComputeOp<mnemonic> {
+  let summary = what # " over one axis";
+  let description = [{
+    Normalizes over dim `axis` (negative values count from the back); the
+    result has the operand's type.
+
+    ```mlir
+    %p = pc.}] # mnemonic # [{ %x {axis = -1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+def PC_SoftmaxOp : PC_SoftmaxLikeOp<"softmax", "Softmax">;
+def PC_LogSoftmaxOp : PC_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
+
+def PC_LayerNormOp : PC_ComputeOp<"layer_norm"> {
+  let summary = "Layer normalization with an affine transform";
+  let description = [{
+    Normalizes `input` over the trailing dims starting at `axis` (by
+    default the last dim) to zero mean and unit variance, then scales by
+    `gamma` and shifts by `beta`, whose shape is those trailing dims.
+
+    ```mlir
+    %y = pc.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f64}
+        : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$input, PC_FloatTensor:$gamma,
+                       PC_FloatTensor:$beta,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+def PC_RmsNormOp : PC_ComputeOp<"rms_norm"> {
+  let summary = "Root-mean-square normalization with a scale";
+  let description = [{
+    `input / sqrt(mean(input²) + epsilon) · gamma`, the mean taken over the
+    trailing dims starting at `axis` (by default the last dim); `gamma` has
+    the shape of those dims.
+
+    ```mlir
+    %y = pc.rms_norm %x, %g : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$input, PC_FloatTensor:$gamma,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+class PC_ReduceOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>
+    : PC_ComputeOp<mnemonic> {
+  let summary = what # " over axes";
+  let description = [{
+    Reduces over the dims `axes` (distinct; negative values count from the
+    back). They are removed from the result shape, or kept with size 1 under
+    `keepdim`.
+
+    ```mlir
+    %s = pc.}] # mnemonic # [{ %x {axes = array<i64: 1>} : (tensor<8x64xf32>) -> tensor<8xf32>
+    %k = pc.}] # mnemonic # [{ %x {axes = array<i64: 1>, keepdim} : (tensor<8x64xf32>) -> tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins t:$input, DenseI64ArrayAttr:$axes, UnitAttr:$keepdim);
+  let results = (outs t:$result);
+}
+
+def PC_ReduceSumOp : PC_ReduceOp<"reduce_sum", "Sum">;
+def PC_ReduceMeanOp : PC_ReduceOp<"reduce_mean", "Mean", PC_FloatTensor>;
+def PC_ReduceMaxOp : PC_ReduceOp<"reduce_max", "Maximum">;
+
+def PC_ReshapeOp : PC_ComputeOp<"reshape"> {
+  let summary = "Reinterprets the elements in row-major order as a new shape";
+  let description = [{
+    The result shape has the same number of elements and the same element
+    type.
+
+    ```mlir
+    %y = pc.reshape %x : (tensor<8x64xf32>) -> tensor<8x4x16xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+}
+
+def PC_TransposeOp : PC_ComputeOp<"transpose"> {
+  let summary = "Permutes dims";
+  let description = [{
+    Result dim `i` is operand dim `perm[i]`.
+
+    ```mlir
+    %y = pc.transpose %x {perm = array<i64: 0, 2, 1>}
+        : (tensor<2x8x64xf32>) -> tensor<2x64x8xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs PC_Tensor:$result);
+}
+
+def PC_BroadcastToOp : PC_ComputeOp<"broadcast_to"> {
+  let summary = "Broadcasts to a larger shape, as in NumPy";
+  let description = [{
+    The operand's shape must broadcast to the result shape: aligned from the
+    back, each operand dim is 1 or equal to the result dim.
+
+    ```mlir
+    %y = pc.broadcast_to %b : (tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+}
+
+def PC_SliceOp : PC_ComputeOp<"slice"> {
+  let summary = "A contiguous box of a tensor";
+  let description = [{
+    Takes `[start[i], limit[i])` of every dim `i`, with
+    `0 <= start <= limit <= size`.
+
+    ```mlir
+    %q = pc.slice %qkv {start = array<i64: 0, 0>, limit = array<i64: 8, 64>}
+        : (tensor<8x192xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit);
+  let results = (outs PC_Tensor:$result);
+}
+
+def PC_ConcatOp : PC_ComputeOp<"concat"> {
+  let summary = "Joins tensors along one dim";
+  let description = [{
+    The operands have one rank and element type, and equal sizes on every
+    dim but `axis`.
+
+    ```mlir
+    %y = pc.concat %a, %b {axis = 1 : i64}
+        : (tensor<8x16xf32>, tensor<8x48xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<PC_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs PC_Tensor:$result);
+}
+
+def PC_EmbeddingOp : PC_ComputeOp<"embedding"> {
+  let summary = "Gathers rows of a table";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`. The result shape is the ids'
+    shape followed by the table's row width. Ids outside `[0, rows)` are an
+    error at run time.
+
+    ```mlir
+    %h = pc.embedding %ids, %wte : (tensor<4x128xi64>, tensor<50304x768xf32>)
+        -> tensor<4x128x768xf32>
+    ```
+  }];
+  let arguments = (ins PC_IndexTensor:$ids, PC_FloatTensor:$table);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+def PC_CausalMaskOp : PC_ComputeOp<"causal_mask"> {
+  let summary = "Masks attention scores above the diagonal";
+  let description = [{
+    On the last two dims `[query, key]`, keeps entries with `key <= query`
+    and sets the others to -infinity, so that a following softmax gives them
+    zero weight. The result has the operand's type.
+
+    ```mlir
+    %m = pc.causal_mask %scores : (tensor<4x12x128x128xf32>) -> tensor<4x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$input);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+def PC_CrossEntropyOp : PC_ComputeOp<"cross_entropy"> {
+  let summary = "Sparse softmax cross-entropy with integer labels";
+  let description = [{
+    Per-example loss `logsumexp(logits[i..., :]) - logits[i..., labels[i...]]`
+    over the last (class) dim of `logits`. `labels` has the shape of
+    `logits` without its last dim, and so does the result. Labels outside
+    `[0, classes)` are an error at run time.
+
+    ```mlir
+    %l = pc.cross_entropy %logits, %labels : (tensor<512x50304xf32>, tensor<512xi64>)
+        -> tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$logits, PC_IndexTensor:$labels);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+def PC_CastOp : PC_ComputeOp<"cast"> {
+  let summary = "Converts the element type";
+  let description = [{
+    Converts between f32, f16, bf16, i32 and i64; the shape is kept. Float
+    to int rounds toward zero.
+
+    ```mlir
+    %h = pc.cast %x : (tensor<8x64xf32>) -> tensor<8x64xbf16>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+}
+
+def PC_ConstantOp : PC_TensorOp<"constant", [ConstantLike, Pure]> {
+  let summary = "A constant tensor, or a tensor filled with one value";
+  let description = [{
+    The value is a dense elements attribute with the result's shape and
+    element type; a splat is a fill and costs no storage.
+
+    ```mlir
+    %z = pc.constant dense<0.0> : tensor<1024x1024xf32>
+    %c = pc.constant dense<[1, 2, 3]> : tensor<3xi64, #pc.sbp<@m, [B]>>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // PC_OPS_TD

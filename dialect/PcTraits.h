@@ -1,0 +1,64 @@
+//===- PcTraits.h - Checks shared by the pc ops -----------------*- C++ -*-===//
+//
+// The rules that hold for every value a pc op touches: static shapes, an SBP
+// encoding or none, a known mesh with one SBP entry per axis, and a single
+// mesh per logical op. They are written once here and used by the op traits,
+// by the symbol-use verification of pc ops, and by func.func (whose
+// signature may carry SBP encodings too).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_DIALECT_PCTRAITS_H
+#define PC_DIALECT_PCTRAITS_H
+
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace pc {
+
+class MeshOp;
+
+/// Every tensor operand and result has a static shape and a #pc.sbp encoding
+/// or none.
+llvm::LogicalResult verifyTensorTypes(mlir::Operation *op);
+
+/// All SBP-encoded operands and results are on one mesh.
+llvm::LogicalResult verifySameMesh(mlir::Operation *op);
+
+/// Every SBP-encoded operand and result names a pc.mesh visible from `op`
+/// and has one entry per axis of it, with splits in range.
+llvm::LogicalResult verifySbpSymbolUses(mlir::Operation *op,
+                                        mlir::SymbolTableCollection &symbols);
+
+/// The check of verifySbpSymbolUses for one type; `what` names the value in
+/// the diagnostic ("operand #1", "argument #0", ...).
+llvm::LogicalResult verifySbpType(mlir::Operation *op, mlir::Type type,
+                                  const llvm::Twine &what,
+                                  mlir::SymbolTableCollection &symbols);
+
+/// Attaches the SBP checks of verifySbpSymbolUses to func.func signatures.
+void attachFuncSbpVerifier(mlir::MLIRContext &context);
+
+namespace OpTrait {
+
+template <typename ConcreteType>
+class PcTensorTypes
+    : public mlir::OpTrait::TraitBase<ConcreteType, PcTensorTypes> {
+public:
+  static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyTensorTypes(op);
+  }
+};
+
+template <typename ConcreteType>
+class PcSameMesh : public mlir::OpTrait::TraitBase<ConcreteType, PcSameMesh> {
+public:
+  static llvm::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifySameMesh(op);
+  }
+};
+
+} // namespace OpTrait
+} // namespace pc
+
+#endif // PC_DIALECT_PCTRAITS_H

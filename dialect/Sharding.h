@@ -1,0 +1,137 @@
+//===- Sharding.h - SBP entries and the sharding arithmetic -----*- C++ -*-===//
+//
+// The arithmetic every layer of pc shares: the compiler (verifiers, boxing
+// planner, partitioner) and the runtime (kernels, collectives, checkpoints).
+// It depends on nothing but the C++ standard library so that the runtime can
+// use it without MLIR.
+//
+// Conventions, documented in docs/sbp.md:
+//  - Mesh coordinates are row-major: the last mesh axis varies fastest.
+//  - An nd-SBP is applied hierarchically, in mesh-axis order: entry 0 splits
+//    the logical tensor among the groups of axis 0, entry 1 splits each of
+//    those pieces among axis 1, and so on. Two entries may split one dim.
+//  - Uneven splits: n items over p parts give the first (n mod p) parts one
+//    extra item, so part i holds floor(n/p) + (i < n mod p ? 1 : 0).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_DIALECT_SHARDING_H
+#define PC_DIALECT_SHARDING_H
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace pc {
+
+/// How a P (partial) value is reduced to its logical value.
+enum class ReduceKind : uint8_t { Sum, Max, Min, Avg };
+
+/// Returns "sum", "max", "min" or "avg".
+const char *stringifyReduceKind(ReduceKind kind);
+/// Parses the spelling of stringifyReduceKind.
+std::optional<ReduceKind> symbolizeReduceKind(std::string_view name);
+
+/// One SBP entry: how a tensor is laid out along one mesh axis.
+struct SbpEntry {
+  enum class Kind : uint8_t { Split, Broadcast, Partial };
+
+  Kind kind = Kind::Broadcast;
+  /// The reduction of a Partial entry; Sum otherwise.
+  ReduceKind reduce = ReduceKind::Sum;
+  /// The split tensor dim of a Split entry; 0 otherwise.
+  int32_t dim = 0;
+
+  static SbpEntry split(int32_t dim) { return {Kind::Split, ReduceKind::Sum, dim}; }
+  static SbpEntry broadcast() { return {}; }
+  static SbpEntry partial(ReduceKind reduce = ReduceKind::Sum) {
+    return {Kind::Partial, reduce, 0};
+  }
+
+  bool isSplit() const { return kind == Kind::Split; }
+  bool isBroadcast() const { return kind == Kind::Broadcast; }
+  bool isPartial() const { return kind == Kind::Partial; }
+
+  friend bool operator==(const SbpEntry &, const SbpEntry &) = default;
+
+  /// "S(0)", "B", "P" (sum) or "P(max)", exactly as the IR spells it.
+  std::string str() const;
+};
+
+/// "[S(0), B]".
+std::string formatNdSbp(std::span<const SbpEntry> sbp);
+
+/// A half-open range [offset, offset + size) of one tensor dim.
+struct Range {
+  int64_t offset = 0;
+  int64_t size = 0;
+  friend bool operator==(const Range &, const Range &) = default;
+};
+
+/// Part `index` of `extent` items split into `parts` parts, by the uneven
+/// rule above. Requires extent >= 0, parts >= 1 and 0 <= index < parts.
+Range splitRange(int64_t extent, int64_t parts, int64_t index);
+
+/// The product of `shape` (1 for an empty shape).
+int64_t product(std::span<const int64_t> shape);
+
+/// The row-major coordinates of linear position `index` in `meshShape`.
+std::vector<int64_t> delinearize(std::span<const int64_t> meshShape,
+                                 int64_t index);
+/// The row-major linear position of `coords` in `meshShape`.
+int64_t linearize(std::span<const int64_t> meshShape,
+                  std::span<const int64_t> coords);
+
+/// The piece of a logical tensor that one mesh position holds.
+struct Box {
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> sizes;
+  friend bool operator==(const Box &, const Box &) = default;
+};
+
+/// Returns a description of why `sbp` cannot lay out a tensor of
+/// `logicalShape` on a mesh of `meshShape`, or nullopt when it can.
+/// `meshName` names the mesh in the description.
+std::optional<std::string>
+checkNdSbp(std::span<const int64_t> logicalShape,
+           std::span<const int64_t> meshShape, std::span<const SbpEntry> sbp,
+           std::string_view meshName = "the mesh");
+
+/// The box that the mesh position `coords` holds. Broadcast and Partial
+/// entries keep the whole current range; a Partial position holds a
+/// full-shape partial value. Requires checkNdSbp(...) == nullopt.
+Box localBox(std::span<const int64_t> logicalShape,
+             std::span<const int64_t> meshShape,
+             std::span<const SbpEntry> sbp, std::span<const int64_t> coords);
+
+/// localBox(...).sizes.
+std::vector<int64_t> localShape(std::span<const int64_t> logicalShape,
+                                std::span<const int64_t> meshShape,
+                                std::span<const SbpEntry> sbp,
+                                std::span<const int64_t> coords);
+
+/// True when every split divides its range evenly, so that all mesh
+/// positions hold boxes of one shape.
+bool isEvenlySplit(std::span<const int64_t> logicalShape,
+                   std::span<const int64_t> meshShape,
+                   std::span<const SbpEntry> sbp);
+
+/// The linear mesh positions of the group that `coords` belongs to when a
+/// collective runs over `axes`: all positions that agree with `coords` on
+/// every other axis. They are ordered row-major over `axes` in the order
+/// given, so entry i is the member with group index i.
+std::vector<int64_t> groupMembers(std::span<const int64_t> meshShape,
+                                  std::span<const int64_t> coords,
+                                  std::span<const int64_t> axes);
+
+/// The index of `coords` within its group over `axes` (row-major over `axes`
+/// in the order given).
+int64_t groupIndex(std::span<const int64_t> meshShape,
+                   std::span<const int64_t> coords,
+                   std::span<const int64_t> axes);
+
+} // namespace pc
+
+#endif // PC_DIALECT_SHARDING_H

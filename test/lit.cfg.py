@@ -1,0 +1,23 @@
+# lit configuration for pc's IR tests: pc-opt runs, FileCheck and
+# --verify-diagnostics.
+import os
+
+import lit.formats
+
+config.name = "pc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pc_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.pc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
+config.substitutions.append(("%pc_src_root", config.pc_src_root))
+config.substitutions.append(("%mlir_tblgen", config.mlir_tblgen))
+config.substitutions.append(("%mlir_include", config.mlir_include_dir))
+# The Debian python3, which has python3-numpy; not a python from PATH.
+config.substitutions.append(("%python", "/usr/bin/python3"))
+if config.pc_have_cuda:
+    config.available_features.add("cuda")
