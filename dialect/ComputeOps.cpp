@@ -229,3 +229,30 @@ LogicalResult ConstantOp::verify() {
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  // An elements literal parses its own `: type`, here the result type.
+  if (parser.parseAttribute(attr) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return parser.emitError(loc, "expected a dense elements literal, such as "
+                                 "dense<0.0> : tensor<4xf32>");
+  auto type = dyn_cast<RankedTensorType>(dense.getType());
+  if (!type)
+    return parser.emitError(loc, "expected a ranked tensor type");
+  auto logical = RankedTensorType::get(type.getShape(), type.getElementType());
+  result.addAttribute(getValueAttrName(result.name), dense.reshape(logical));
+  result.addTypes(type);
+  return success();
+}
+
+void ConstantOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printAttributeWithoutType(getValue());
+  p.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
+  p << " : " << getType();
+}

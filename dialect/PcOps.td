@@ -483,7 +483,9 @@ def PC_ConstantOp : PC_TensorOp<"constant", [ConstantLike, Pure]> {
   }];
   let arguments = (ins ElementsAttr:$value);
   let results = (outs PC_Tensor:$result);
-  let assemblyFormat = "$value attr-dict `:` type($result)";
+  // `dense<...> : type`, where the type is the result type, SBP included;
+  // the stored value has the same type without the encoding.
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let hasFolder = 1;
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets everything up (scripts/setup.sh: packages, configure, build), then runs
+# every test: the lit IR suite and the GoogleTest suites, in one lit run.
+# Ends with one line: "pc tests: N passed, M failed, K skipped".
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${PC_BUILD_DIR:-$root/build}
+
+"$root/scripts/setup.sh" || { echo "pc tests: setup or build failed"; exit 1; }
+
+lit=/usr/lib/llvm-22/bin/lit
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$lit" -v "$build_dir/test" "$build_dir/test/unit" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+
+count() { # sums lit's "  <Label>: N" summary lines
+  grep -E "^ *$1 *: +[0-9]+" "$log" | grep -oE '[0-9]+' | head -n 1 || true
+}
+passed=$(( $(count Passed) + $(count 'Expectedly Failed') + 0 ))
+failed=$(( $(count Failed) + $(count 'Unexpectedly Passed') + $(count Unresolved) + $(count 'Timed Out') + 0 ))
+skipped=$(( $(count Skipped) + $(count Unsupported) + 0 ))
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+echo "pc tests: $passed passed, $failed failed, $skipped skipped"
+exit "$rc"
