@@ -1,0 +1,332 @@
+//===- BoxingPlanner.cpp - Cheapest collective sequences between SBPs -----===//
+
+#include "passes/BoxingPlanner.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <queue>
+#include <tuple>
+
+namespace pc::boxing {
+
+int64_t Plan::numCollectives() const {
+  return std::count_if(steps.begin(), steps.end(),
+                       [](const Step &s) { return isCollective(s.kind); });
+}
+
+std::optional<StepKind> transitionKind(SbpEntry from, SbpEntry to) {
+  if (from == to)
+    return std::nullopt;
+  if (from.isPartial()) {
+    if (to.isBroadcast())
+      return StepKind::AllReduce;
+    if (to.isSplit())
+      return StepKind::ReduceScatter;
+    return std::nullopt; // P(r) -> P(r') goes through B.
+  }
+  if (from.isSplit()) {
+    if (to.isBroadcast())
+      return StepKind::AllGather;
+    if (to.isSplit())
+      return StepKind::AllToAll;
+    // Own slice, zeros elsewhere. Max and min would need infinities, which
+    // turn into NaN once other partials mix in; an average has no identity.
+    if (to.reduce != ReduceKind::Sum)
+      return std::nullopt;
+    return StepKind::LocalPartial;
+  }
+  // from is B.
+  if (to.isSplit())
+    return StepKind::LocalSlice;
+  return StepKind::LocalPartial;
+}
+
+namespace {
+
+uint64_t encode(std::span<const SbpEntry> sbp) {
+  uint64_t key = 0;
+  for (SbpEntry e : sbp)
+    key = (key << 8) | (uint64_t(e.kind) << 6) | (uint64_t(e.reduce) << 4) |
+          uint64_t(e.dim & 0xF);
+  return key;
+}
+
+std::string cacheKey(std::span<const int64_t> shape, int64_t elemBytes,
+                     std::span<const int64_t> meshShape,
+                     std::span<const SbpEntry> src,
+                     std::span<const SbpEntry> dst) {
+  std::string key;
+  auto put = [&](int64_t v) {
+    key.append(reinterpret_cast<const char *>(&v), sizeof(v));
+  };
+  put(shape.size());
+  for (int64_t d : shape)
+    put(d);
+  put(elemBytes);
+  put(meshShape.size());
+  for (int64_t d : meshShape)
+    put(d);
+  put(encode(src));
+  put(encode(dst));
+  return key;
+}
+
+/// True when reducing by `a` and by `b` in either order gives one result.
+bool commutes(ReduceKind a, ReduceKind b) {
+  auto linear = [](ReduceKind k) {
+    return k == ReduceKind::Sum || k == ReduceKind::Avg;
+  };
+  return a == b || (linear(a) && linear(b));
+}
+
+/// True when the transition from `from` to `to` on axes up to `last` keeps
+/// the meaning of the later axes: none of them splits a dim the transition
+/// touches, and, when it reduces, none holds partials of a reduction that
+/// does not commute with it (partials reduce from the last axis inward).
+bool respectsHierarchy(std::span<const SbpEntry> state, int64_t last,
+                       SbpEntry from, SbpEntry to) {
+  for (size_t c = last + 1; c < state.size(); ++c) {
+    if (state[c].isSplit() &&
+        ((from.isSplit() && from.dim == state[c].dim) ||
+         (to.isSplit() && to.dim == state[c].dim)))
+      return false;
+    if (state[c].isPartial() && from.isPartial() &&
+        !commutes(from.reduce, state[c].reduce))
+      return false;
+  }
+  return true;
+}
+
+struct Node {
+  double cost;
+  int64_t steps;
+  uint64_t key;
+  bool operator>(const Node &o) const {
+    return std::tie(cost, steps, key) > std::tie(o.cost, o.steps, o.key);
+  }
+};
+
+} // namespace
+
+Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
+                     std::span<const int64_t> meshShape,
+                     std::span<const SbpEntry> src,
+                     std::span<const SbpEntry> dst) {
+  assert(!checkNdSbp(shape, meshShape, src) && !checkNdSbp(shape, meshShape, dst));
+  Plan result;
+  if (std::equal(src.begin(), src.end(), dst.begin(), dst.end()))
+    return result;
+
+  // The entries a path may use: B, a split of every dim, and the partial
+  // kinds of the endpoints.
+  std::vector<SbpEntry> alphabet = {SbpEntry::broadcast()};
+  for (size_t d = 0; d < shape.size(); ++d)
+    alphabet.push_back(SbpEntry::split(d));
+  for (auto sbp : {src, dst})
+    for (SbpEntry e : sbp)
+      if (e.isPartial() &&
+          std::find(alphabet.begin(), alphabet.end(), e) == alphabet.end())
+        alphabet.push_back(e);
+
+  struct Visit {
+    double cost;
+    int64_t steps;
+    uint64_t prev;
+    Step step;
+    std::vector<SbpEntry> state;
+  };
+  std::unordered_map<uint64_t, Visit> visits;
+  std::priority_queue<Node, std::vector<Node>, std::greater<Node>> queue;
+  uint64_t srcKey = encode(src), dstKey = encode(dst);
+  visits[srcKey] = {0, 0, srcKey, {}, {src.begin(), src.end()}};
+  queue.push({0, 0, srcKey});
+  size_t n = meshShape.size();
+
+  while (!queue.empty()) {
+    Node node = queue.top();
+    queue.pop();
+    Visit &here = visits[node.key];
+    if (node.cost > here.cost || (node.cost == here.cost && node.steps > here.steps))
+      continue;
+    if (node.key == dstKey)
+      break;
+    std::vector<SbpEntry> state = here.state;
+    for (size_t a = 0; a < n; ++a) {
+      for (size_t b = a; b < n && state[b] == state[a]; ++b) {
+        for (SbpEntry to : alphabet) {
+          std::optional<StepKind> kind = transitionKind(state[a], to);
+          if (!kind || !respectsHierarchy(state, b, state[a], to))
+            continue;
+          Step step;
+          step.kind = *kind;
+          for (size_t x = a; x <= b; ++x)
+            step.axes.push_back(x);
+          step.before = state;
+          step.after = state;
+          for (size_t x = a; x <= b; ++x)
+            step.after[x] = to;
+          double cost = node.cost +
+                        planningCost(step, shape, elemBytes, meshShape, params);
+          uint64_t key = encode(step.after);
+          auto it = visits.find(key);
+          if (it != visits.end() &&
+              std::tie(it->second.cost, it->second.steps) <=
+                  std::make_tuple(cost, node.steps + 1))
+            continue;
+          std::vector<SbpEntry> after = step.after;
+          visits[key] = {cost, node.steps + 1, node.key, std::move(step),
+                         std::move(after)};
+          queue.push({cost, node.steps + 1, key});
+        }
+      }
+    }
+  }
+
+  auto it = visits.find(dstKey);
+  assert(it != visits.end() && "every nd-SBP reaches every other through B");
+  result.cost = it->second.cost;
+  for (uint64_t key = dstKey; key != srcKey;) {
+    Visit &v = visits[key];
+    result.steps.push_back(v.step);
+    key = v.prev;
+  }
+  std::reverse(result.steps.begin(), result.steps.end());
+  return result;
+}
+
+const Plan &Planner::plan(std::span<const int64_t> shape, int64_t elemBytes,
+                          std::span<const int64_t> meshShape,
+                          std::span<const SbpEntry> src,
+                          std::span<const SbpEntry> dst) {
+  std::string key = cacheKey(shape, elemBytes, meshShape, src, dst);
+  auto it = cache.find(key);
+  if (it != cache.end())
+    return it->second;
+  return cache.emplace(key, search(shape, elemBytes, meshShape, src, dst))
+      .first->second;
+}
+
+RankBytes planBytes(const Plan &plan, std::span<const int64_t> shape,
+                    int64_t elemBytes, std::span<const int64_t> meshShape,
+                    std::span<const int64_t> coords) {
+  RankBytes total;
+  for (const Step &s : plan.steps) {
+    RankBytes b = exactBytes(s, shape, elemBytes, meshShape, coords);
+    total.received += b.received;
+    total.sent += b.sent;
+  }
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// Transfers between meshes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Every way of replacing the partial entries of `sbp` by B or a split, in a
+/// fixed order; `sbp` itself when it has none.
+std::vector<std::vector<SbpEntry>> withoutPartials(std::span<const SbpEntry> sbp,
+                                                   size_t rank) {
+  std::vector<std::vector<SbpEntry>> out = {{sbp.begin(), sbp.end()}};
+  for (size_t a = 0; a < sbp.size(); ++a) {
+    if (!sbp[a].isPartial())
+      continue;
+    std::vector<std::vector<SbpEntry>> next;
+    for (const auto &c : out) {
+      for (size_t d = 0; d <= rank; ++d) {
+        auto v = c;
+        v[a] = d == rank ? SbpEntry::broadcast() : SbpEntry::split(d);
+        next.push_back(std::move(v));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+Box intersect(const Box &a, const Box &b) {
+  Box r{a.offsets, a.sizes};
+  for (size_t d = 0; d < a.sizes.size(); ++d) {
+    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
+    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
+    r.offsets[d] = lo;
+    r.sizes[d] = std::max<int64_t>(0, hi - lo);
+  }
+  return r;
+}
+
+} // namespace
+
+TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
+                                   int64_t elemBytes, const MeshInfo &srcMesh,
+                                   std::span<const SbpEntry> src,
+                                   const MeshInfo &dstMesh,
+                                   std::span<const SbpEntry> dst) {
+  TransferPlan best;
+  best.cost = std::numeric_limits<double>::infinity();
+  int64_t srcCount = product(srcMesh.shape), dstCount = product(dstMesh.shape);
+
+  for (const auto &sent : withoutPartials(src, shape.size())) {
+    const Plan &pre = plan(shape, elemBytes, srcMesh.shape, src, sent);
+    // The distinct pieces on the source and the positions holding each.
+    std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
+             std::vector<int64_t>>
+        holders;
+    std::vector<Box> srcBoxes;
+    for (int64_t q = 0; q < srcCount; ++q) {
+      Box b = localBox(shape, srcMesh.shape, sent, delinearize(srcMesh.shape, q));
+      holders[{b.offsets, b.sizes}].push_back(q);
+    }
+    for (const auto &received : withoutPartials(dst, shape.size())) {
+      bool avgFromSplit = false;
+      for (size_t a = 0; a < dst.size(); ++a)
+        if (dst[a].isPartial() && dst[a].reduce == ReduceKind::Avg &&
+            received[a].isSplit())
+          avgFromSplit = true;
+      if (avgFromSplit)
+        continue;
+      const Plan &post = plan(shape, elemBytes, dstMesh.shape, received, dst);
+      std::vector<Transfer> transfers;
+      int64_t worst = 0;
+      for (int64_t p = 0; p < dstCount; ++p) {
+        Box want =
+            localBox(shape, dstMesh.shape, received, delinearize(dstMesh.shape, p));
+        int64_t bytes = 0;
+        for (const auto &[piece, who] : holders) {
+          Box have{piece.first, piece.second};
+          Box part = intersect(have, want);
+          if (product(part.sizes) == 0)
+            continue;
+          // Prefer the holder on the same device; otherwise spread the
+          // destinations over the holders.
+          int64_t from = who[p % who.size()];
+          for (int64_t q : who)
+            if (srcMesh.ranks[q] == dstMesh.ranks[p])
+              from = q;
+          bool local = srcMesh.ranks[from] == dstMesh.ranks[p];
+          if (!local)
+            bytes += product(part.sizes) * elemBytes;
+          transfers.push_back({from, p, std::move(part), local});
+        }
+        worst = std::max(worst, bytes);
+      }
+      bool communicates = std::any_of(transfers.begin(), transfers.end(),
+                                      [](const Transfer &t) { return !t.local; });
+      double cost = pre.cost + post.cost + static_cast<double>(worst) +
+                    (communicates ? params.latencyBytes : 0.0);
+      if (cost < best.cost) {
+        best.pre = pre;
+        best.post = post;
+        best.sent = sent;
+        best.received = received;
+        best.transfers = std::move(transfers);
+        best.cost = cost;
+      }
+    }
+  }
+  return best;
+}
+
+} // namespace pc::boxing

@@ -1,0 +1,174 @@
+//===- CostModel.cpp - The cost of boxing steps ---------------------------===//
+
+#include "passes/CostModel.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace pc::boxing {
+
+const char *stringifyStepKind(StepKind kind) {
+  switch (kind) {
+  case StepKind::AllReduce:
+    return "all-reduce";
+  case StepKind::AllGather:
+    return "all-gather";
+  case StepKind::ReduceScatter:
+    return "reduce-scatter";
+  case StepKind::AllToAll:
+    return "all-to-all";
+  case StepKind::LocalSlice:
+    return "local-slice";
+  case StepKind::LocalPartial:
+    return "local-partial";
+  }
+  return "?";
+}
+
+std::string Step::str() const {
+  std::string s = stringifyStepKind(kind);
+  SbpEntry f = from(), t = to();
+  switch (kind) {
+  case StepKind::AllReduce:
+    s += std::string("(") + stringifyReduceKind(f.reduce) + ")";
+    break;
+  case StepKind::AllGather:
+    s += "(dim " + std::to_string(f.dim) + ")";
+    break;
+  case StepKind::ReduceScatter:
+    s += std::string("(") + stringifyReduceKind(f.reduce) + ", dim " +
+         std::to_string(t.dim) + ")";
+    break;
+  case StepKind::AllToAll:
+    s += "(dim " + std::to_string(f.dim) + " -> dim " + std::to_string(t.dim) +
+         ")";
+    break;
+  case StepKind::LocalSlice:
+    s += "(dim " + std::to_string(t.dim) + ")";
+    break;
+  case StepKind::LocalPartial:
+    s += std::string("(") + stringifyReduceKind(t.reduce) + ")";
+    break;
+  }
+  s += " over axes [";
+  for (size_t i = 0; i < axes.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(axes[i]);
+  return s + "]: " + formatNdSbp(before) + " -> " + formatNdSbp(after);
+}
+
+namespace {
+/// `sbp` with the entries of `axes` replaced by B: the layout of the union of
+/// one group's pieces.
+std::vector<SbpEntry> groupUnion(std::span<const SbpEntry> sbp,
+                                 std::span<const int64_t> axes) {
+  std::vector<SbpEntry> u(sbp.begin(), sbp.end());
+  for (int64_t a : axes)
+    u[a] = SbpEntry::broadcast();
+  return u;
+}
+
+int64_t groupSize(std::span<const int64_t> meshShape,
+                  std::span<const int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= meshShape[a];
+  return n;
+}
+
+int64_t volume(const Box &b) { return product(b.sizes); }
+
+int64_t intersection(const Box &a, const Box &b) {
+  int64_t v = 1;
+  for (size_t d = 0; d < a.sizes.size(); ++d) {
+    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
+    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
+    if (hi <= lo)
+      return 0;
+    v *= hi - lo;
+  }
+  return v;
+}
+} // namespace
+
+double planningCost(const Step &step, std::span<const int64_t> shape,
+                    int64_t elemBytes, std::span<const int64_t> meshShape,
+                    const CostParams &params) {
+  if (!isCollective(step.kind))
+    return params.localStepCost;
+  std::vector<int64_t> origin(meshShape.size(), 0);
+  std::vector<SbpEntry> u = groupUnion(step.before, step.axes);
+  double t = static_cast<double>(product(localShape(shape, meshShape, u, origin))) *
+             elemBytes;
+  double n = static_cast<double>(groupSize(meshShape, step.axes));
+  double bytes = 0;
+  switch (step.kind) {
+  case StepKind::AllReduce:
+    bytes = 2 * (n - 1) / n * t;
+    break;
+  case StepKind::AllGather:
+  case StepKind::ReduceScatter:
+    bytes = (n - 1) / n * t;
+    break;
+  case StepKind::AllToAll:
+    bytes = (n - 1) / (n * n) * t;
+    break;
+  default:
+    break;
+  }
+  return bytes + params.latencyBytes;
+}
+
+RankBytes exactBytes(const Step &step, std::span<const int64_t> shape,
+                     int64_t elemBytes, std::span<const int64_t> meshShape,
+                     std::span<const int64_t> coords) {
+  if (!isCollective(step.kind))
+    return {};
+  std::vector<int64_t> members = groupMembers(meshShape, coords, step.axes);
+  int64_t n = members.size();
+  int64_t self = groupIndex(meshShape, coords, step.axes);
+  std::vector<Box> before, after;
+  for (int64_t m : members) {
+    std::vector<int64_t> c = delinearize(meshShape, m);
+    before.push_back(localBox(shape, meshShape, step.before, c));
+    after.push_back(localBox(shape, meshShape, step.after, c));
+  }
+  RankBytes r;
+  switch (step.kind) {
+  case StepKind::AllGather: {
+    // Every member needs every other member's piece once.
+    int64_t total = volume(after[self]);
+    r.received = total - volume(before[self]);
+    r.sent = (n - 1) * volume(before[self]);
+    break;
+  }
+  case StepKind::ReduceScatter:
+    // A member receives the other members' partials of its own piece.
+    r.received = (n - 1) * volume(after[self]);
+    r.sent = volume(before[self]) - volume(after[self]);
+    break;
+  case StepKind::AllReduce: {
+    // A reduce-scatter over chunks of the flattened tensor, then an
+    // all-gather of the reduced chunks.
+    int64_t total = volume(before[self]);
+    int64_t chunk = splitRange(total, n, self).size;
+    r.received = (n - 1) * chunk + (total - chunk);
+    r.sent = (total - chunk) + (n - 1) * chunk;
+    break;
+  }
+  case StepKind::AllToAll:
+    for (int64_t q = 0; q < n; ++q) {
+      if (q == self)
+        continue;
+      r.received += intersection(before[q], after[self]);
+      r.sent += intersection(before[self], after[q]);
+    }
+    break;
+  default:
+    break;
+  }
+  r.received *= elemBytes;
+  r.sent *= elemBytes;
+  return r;
+}
+
+} // namespace pc::boxing
