@@ -184,7 +184,20 @@ LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!param)
     return emitOpError() << "refers to " << getNameAttr() << ", which is a '"
                          << symbol->getName() << "', not a pc.param";
-  if (param.getType() != getType())
+  if (param.getType() == getType())
+    return success();
+  // In a per-device program the result is this device's piece of a laid
+  // out parameter: no encoding, the same element type and rank, and no dim
+  // larger than the logical one.
+  RankedTensorType logical = param.getTensorType(), local = getType();
+  bool isPiece = getSbp(logical) && !getSbp(local) &&
+                 logical.getElementType() == local.getElementType() &&
+                 logical.getRank() == local.getRank() &&
+                 llvm::all_of(llvm::zip(logical.getShape(), local.getShape()),
+                              [](auto p) {
+                                return std::get<1>(p) <= std::get<0>(p);
+                              });
+  if (!isPiece)
     return emitOpError() << "result type " << getType()
                          << " differs from the type " << param.getType()
                          << " of parameter " << getNameAttr();

@@ -256,3 +256,31 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << x << " and high = " << y;
   return success();
 }
+
+ReduceKind pc::toReduceKind(Reduction r) {
+  switch (r) {
+  case Reduction::sum:
+    return ReduceKind::Sum;
+  case Reduction::max:
+    return ReduceKind::Max;
+  case Reduction::min:
+    return ReduceKind::Min;
+  case Reduction::avg:
+    return ReduceKind::Avg;
+  }
+  return ReduceKind::Sum;
+}
+
+Reduction pc::toReduction(ReduceKind k) {
+  switch (k) {
+  case ReduceKind::Sum:
+    return Reduction::sum;
+  case ReduceKind::Max:
+    return Reduction::max;
+  case ReduceKind::Min:
+    return Reduction::min;
+  case ReduceKind::Avg:
+    return Reduction::avg;
+  }
+  return Reduction::sum;
+}

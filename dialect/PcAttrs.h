@@ -23,6 +23,10 @@ inline llvm::hash_code hash_value(const SbpEntry &e) {
 #include "dialect/PcAttrs.h.inc"
 
 namespace pc {
+/// Conversions between the IR's reduction attribute and the core enum.
+ReduceKind toReduceKind(Reduction r);
+Reduction toReduction(ReduceKind k);
+
 /// The SBP encoding of `type`, or null when it is not a ranked tensor with
 /// a #pc.sbp encoding.
 SbpAttr getSbp(mlir::Type type);

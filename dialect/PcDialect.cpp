@@ -14,3 +14,74 @@ void pc::PcDialect::initialize() {
   // may carry SBP encodings that must name a real mesh.
   attachFuncSbpVerifier(*getContext());
 }
+
+LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  if (attr.getName() == kOperandSbpsAttrName) {
+    auto wants = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!wants || wants.size() != op->getNumOperands() ||
+        !llvm::all_of(wants, [](Attribute a) { return isa<SbpAttr>(a); }))
+      return op->emitOpError()
+             << "'" << kOperandSbpsAttrName
+             << "' must be an array of one #pc.sbp per operand ("
+             << op->getNumOperands() << ")";
+    for (auto [i, want, v] : llvm::enumerate(wants, op->getOperands())) {
+      auto tensor = dyn_cast<RankedTensorType>(v.getType());
+      if (!tensor ||
+          failed(cast<SbpAttr>(want).verifyEncoding(
+              tensor.getShape(), tensor.getElementType(),
+              [&] { return op->emitOpError() << "operand #" << i << ": "; })))
+        return failure();
+    }
+    return success();
+  }
+  if (attr.getName() == "pc.graph") {
+    if (!isa<func::FuncOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError("'pc.graph' names the logical graph of a "
+                             "per-device program: a string on a func.func");
+    return success();
+  }
+  if (attr.getName() == "pc.ranks") {
+    auto ranks = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !ranks || ranks.empty())
+      return op->emitOpError("'pc.ranks' lists the ranks that run a "
+                             "per-device program: a non-empty array<i64> on a "
+                             "func.func");
+    return success();
+  }
+  return op->emitOpError() << "has the unknown pc attribute '"
+                           << attr.getName() << "'";
+}
+
+/// The argument and result attributes of per-device programs.
+static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
+                                     StringRef what) {
+  if (attr.getName() == "pc.index") {
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitOpError() << "'pc.index' of a " << what
+                               << " must be an integer";
+    return success();
+  }
+  if (attr.getName() == "pc.logical_type") {
+    auto type = dyn_cast<TypeAttr>(attr.getValue());
+    if (!type || !pc::getSbp(type.getValue()))
+      return op->emitOpError() << "'pc.logical_type' of a " << what
+                               << " must be a tensor type with a #pc.sbp "
+                                  "layout";
+    return success();
+  }
+  return op->emitOpError() << "has the unknown pc " << what << " attribute '"
+                           << attr.getName() << "'";
+}
+
+LogicalResult pc::PcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned,
+                                                     NamedAttribute attr) {
+  return verifyValueAttr(op, attr, "argument");
+}
+
+LogicalResult pc::PcDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned, unsigned,
+                                                        NamedAttribute attr) {
+  return verifyValueAttr(op, attr, "result");
+}

@@ -14,6 +14,8 @@
 using namespace mlir;
 using namespace pc;
 
+#include "dialect/PcInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialect/PcOps.cpp.inc"
 

@@ -6,11 +6,14 @@
 #include "dialect/PcAttrs.h"
 #include "dialect/PcDialect.h"
 #include "dialect/PcTraits.h"
+#include "dialect/SbpSignature.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialect/PcInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialect/PcOps.h.inc"

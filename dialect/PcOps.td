@@ -13,6 +13,7 @@
 #define PC_OPS_TD
 
 include "dialect/PcAttrs.td"
+include "dialect/PcInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -58,7 +59,8 @@ class PC_TensorOp<string mnemonic, list<Trait> traits = []>
 
 // A logical compute op.
 class PC_ComputeOp<string mnemonic, list<Trait> traits = []>
-    : PC_TensorOp<mnemonic, !listconcat(traits, [PC_SameMesh, Pure])> {
+    : PC_TensorOp<mnemonic, !listconcat(traits, [PC_SameMesh, Pure,
+          DeclareOpInterfaceMethods<PC_SbpOpInterface>])> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -413,14 +415,17 @@ def PC_EmbeddingOp : PC_ComputeOp<"embedding"> {
   let description = [{
     `result[i..., :] = table[ids[i...], :]`. The result shape is the ids'
     shape followed by the table's row width. Ids outside `[0, rows)` are an
-    error at run time.
+    error at run time, unless `zero_out_of_range` is set: then they give
+    rows of zeros (a vocab-parallel piece of the table looks up only the
+    ids in its rows).
 
     ```mlir
     %h = pc.embedding %ids, %wte : (tensor<4x128xi64>, tensor<50304x768xf32>)
         -> tensor<4x128x768xf32>
     ```
   }];
-  let arguments = (ins PC_IndexTensor:$ids, PC_FloatTensor:$table);
+  let arguments = (ins PC_IndexTensor:$ids, PC_FloatTensor:$table,
+                       UnitAttr:$zero_out_of_range);
   let results = (outs PC_FloatTensor:$result);
 }
 
@@ -489,5 +494,7 @@ def PC_ConstantOp : PC_TensorOp<"constant", [ConstantLike, Pure]> {
   let hasVerifier = 1;
   let hasFolder = 1;
 }
+
+include "dialect/CollectiveOps.td"
 
 #endif // PC_OPS_TD

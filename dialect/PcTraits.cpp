@@ -40,10 +40,13 @@ LogicalResult pc::verifyTensorTypes(Operation *op) {
 }
 
 LogicalResult pc::verifySameMesh(Operation *op) {
+  // Once propagation has recorded the layouts an op consumes its operands
+  // in, those are the operands' layouts for the op; boxing will make them
+  // the operands' own.
+  auto wants = op->getAttrOfType<ArrayAttr>(kOperandSbpsAttrName);
   FlatSymbolRefAttr mesh;
   std::string first;
-  return forEachValueType(op, [&](Type t, const Twine &what) -> LogicalResult {
-    SbpAttr sbp = getSbp(t);
+  auto check = [&](SbpAttr sbp, const Twine &what) -> LogicalResult {
     if (!sbp)
       return success();
     if (!mesh) {
@@ -58,7 +61,18 @@ LogicalResult pc::verifySameMesh(Operation *op) {
              << "; a logical op runs on one mesh, so move the value with "
                 "pc.to_sbp";
     return success();
-  });
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    SbpAttr sbp = wants && i < wants.size()
+                      ? dyn_cast<SbpAttr>(wants[i])
+                      : getSbp(v.getType());
+    if (failed(check(sbp, "operand #" + Twine(i))))
+      return failure();
+  }
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(check(getSbp(v.getType()), "result #" + Twine(i))))
+      return failure();
+  return success();
 }
 
 LogicalResult pc::verifySbpType(Operation *op, Type type, const Twine &what,
@@ -85,9 +99,20 @@ LogicalResult pc::verifySbpType(Operation *op, Type type, const Twine &what,
 
 LogicalResult pc::verifySbpSymbolUses(Operation *op,
                                       SymbolTableCollection &symbols) {
-  return forEachValueType(op, [&](Type t, const Twine &what) {
-    return verifySbpType(op, t, what, symbols);
-  });
+  if (failed(forEachValueType(op, [&](Type t, const Twine &what) {
+        return verifySbpType(op, t, what, symbols);
+      })))
+    return failure();
+  if (auto wants = op->getAttrOfType<ArrayAttr>(kOperandSbpsAttrName))
+    for (auto [i, want, v] : llvm::enumerate(wants, op->getOperands()))
+      if (auto tensor = dyn_cast<RankedTensorType>(v.getType()))
+        if (failed(verifySbpType(
+                op,
+                RankedTensorType::get(tensor.getShape(),
+                                      tensor.getElementType(), want),
+                "the wanted layout of operand #" + Twine(i), symbols)))
+          return failure();
+  return success();
 }
 
 namespace {

@@ -18,6 +18,10 @@ namespace pc {
 
 class MeshOp;
 
+/// The discardable attribute in which SBP propagation records the layout an
+/// op consumes each operand in (an array of #pc.sbp, one per operand).
+inline constexpr llvm::StringLiteral kOperandSbpsAttrName = "pc.operand_sbps";
+
 /// Every tensor operand and result has a static shape and a #pc.sbp encoding
 /// or none.
 llvm::LogicalResult verifyTensorTypes(mlir::Operation *op);

@@ -185,4 +185,75 @@ int64_t groupIndex(std::span<const int64_t> meshShape,
   return index;
 }
 
+const char *stringifyTransitionKind(TransitionKind kind) {
+  switch (kind) {
+  case TransitionKind::AllReduce:
+    return "all-reduce";
+  case TransitionKind::AllGather:
+    return "all-gather";
+  case TransitionKind::ReduceScatter:
+    return "reduce-scatter";
+  case TransitionKind::AllToAll:
+    return "all-to-all";
+  case TransitionKind::LocalSlice:
+    return "local-slice";
+  case TransitionKind::LocalPartial:
+    return "local-partial";
+  }
+  return "?";
+}
+
+std::optional<TransitionKind> transitionKind(SbpEntry from, SbpEntry to) {
+  if (from == to)
+    return std::nullopt;
+  if (from.isPartial()) {
+    if (to.isBroadcast())
+      return TransitionKind::AllReduce;
+    if (to.isSplit())
+      return TransitionKind::ReduceScatter;
+    return std::nullopt; // P(r) -> P(r') goes through B.
+  }
+  if (from.isSplit()) {
+    if (to.isBroadcast())
+      return TransitionKind::AllGather;
+    if (to.isSplit())
+      return TransitionKind::AllToAll;
+    // Own slice, zeros elsewhere. Max and min would need infinities, which
+    // turn into NaN once other partials mix in; an average has no identity.
+    if (to.reduce != ReduceKind::Sum)
+      return std::nullopt;
+    return TransitionKind::LocalPartial;
+  }
+  // from is B.
+  if (to.isSplit())
+    return TransitionKind::LocalSlice;
+  return TransitionKind::LocalPartial;
+}
+
+bool reductionsCommute(ReduceKind a, ReduceKind b) {
+  auto linear = [](ReduceKind k) {
+    return k == ReduceKind::Sum || k == ReduceKind::Avg;
+  };
+  return a == b || (linear(a) && linear(b));
+}
+
+std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
+                                          int64_t lastAxis, SbpEntry from,
+                                          SbpEntry to) {
+  for (size_t c = lastAxis + 1; c < state.size(); ++c) {
+    if (state[c].isSplit() &&
+        ((from.isSplit() && from.dim == state[c].dim) ||
+         (to.isSplit() && to.dim == state[c].dim)))
+      return "mesh axis " + std::to_string(c) + " after the group splits dim " +
+             std::to_string(state[c].dim) +
+             ", which the change touches; change that axis first";
+    if (state[c].isPartial() && from.isPartial() &&
+        !reductionsCommute(from.reduce, state[c].reduce))
+      return "mesh axis " + std::to_string(c) + " after the group holds " +
+             state[c].str() + " partials, which must be reduced before " +
+             from.str();
+  }
+  return std::nullopt;
+}
+
 } // namespace pc

@@ -132,6 +132,36 @@ int64_t groupIndex(std::span<const int64_t> meshShape,
                    std::span<const int64_t> coords,
                    std::span<const int64_t> axes);
 
+/// The kinds of 1-D layout change on one mesh axis (or a run of axes that
+/// share an entry).
+enum class TransitionKind : uint8_t {
+  AllReduce,     // P(r) -> B
+  AllGather,     // S(d) -> B
+  ReduceScatter, // P(r) -> S(d)
+  AllToAll,      // S(d) -> S(d')
+  LocalSlice,    // B -> S(d): keep this member's piece, no communication
+  LocalPartial,  // B -> P(r) or S(d) -> P(sum): no communication
+};
+
+const char *stringifyTransitionKind(TransitionKind kind);
+
+/// The direct transition from `from` to `to`, or nullopt when there is none
+/// (equal entries, P(r) -> P(r'), S(d) -> P(r) other than sum).
+std::optional<TransitionKind> transitionKind(SbpEntry from, SbpEntry to);
+
+/// True when reducing by `a` and by `b` in either order gives one result.
+bool reductionsCommute(ReduceKind a, ReduceKind b);
+
+/// Whether replacing `from` by `to` on the contiguous mesh axes ending at
+/// `lastAxis` keeps the meaning of the later axes of `state`: none of them
+/// splits a dim the transition touches, and, when the transition reduces,
+/// none holds partials of a reduction that does not commute with it
+/// (partials reduce from the last axis inward). Returns a description of the
+/// violation, or nullopt.
+std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
+                                          int64_t lastAxis, SbpEntry from,
+                                          SbpEntry to);
+
 } // namespace pc
 
 #endif // PC_DIALECT_SHARDING_H

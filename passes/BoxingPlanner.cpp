@@ -15,33 +15,6 @@ int64_t Plan::numCollectives() const {
                        [](const Step &s) { return isCollective(s.kind); });
 }
 
-std::optional<StepKind> transitionKind(SbpEntry from, SbpEntry to) {
-  if (from == to)
-    return std::nullopt;
-  if (from.isPartial()) {
-    if (to.isBroadcast())
-      return StepKind::AllReduce;
-    if (to.isSplit())
-      return StepKind::ReduceScatter;
-    return std::nullopt; // P(r) -> P(r') goes through B.
-  }
-  if (from.isSplit()) {
-    if (to.isBroadcast())
-      return StepKind::AllGather;
-    if (to.isSplit())
-      return StepKind::AllToAll;
-    // Own slice, zeros elsewhere. Max and min would need infinities, which
-    // turn into NaN once other partials mix in; an average has no identity.
-    if (to.reduce != ReduceKind::Sum)
-      return std::nullopt;
-    return StepKind::LocalPartial;
-  }
-  // from is B.
-  if (to.isSplit())
-    return StepKind::LocalSlice;
-  return StepKind::LocalPartial;
-}
-
 namespace {
 
 uint64_t encode(std::span<const SbpEntry> sbp) {
@@ -70,32 +43,6 @@ std::string cacheKey(std::span<const int64_t> shape, int64_t elemBytes,
   put(encode(src));
   put(encode(dst));
   return key;
-}
-
-/// True when reducing by `a` and by `b` in either order gives one result.
-bool commutes(ReduceKind a, ReduceKind b) {
-  auto linear = [](ReduceKind k) {
-    return k == ReduceKind::Sum || k == ReduceKind::Avg;
-  };
-  return a == b || (linear(a) && linear(b));
-}
-
-/// True when the transition from `from` to `to` on axes up to `last` keeps
-/// the meaning of the later axes: none of them splits a dim the transition
-/// touches, and, when it reduces, none holds partials of a reduction that
-/// does not commute with it (partials reduce from the last axis inward).
-bool respectsHierarchy(std::span<const SbpEntry> state, int64_t last,
-                       SbpEntry from, SbpEntry to) {
-  for (size_t c = last + 1; c < state.size(); ++c) {
-    if (state[c].isSplit() &&
-        ((from.isSplit() && from.dim == state[c].dim) ||
-         (to.isSplit() && to.dim == state[c].dim)))
-      return false;
-    if (state[c].isPartial() && from.isPartial() &&
-        !commutes(from.reduce, state[c].reduce))
-      return false;
-  }
-  return true;
 }
 
 struct Node {
@@ -156,7 +103,7 @@ Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
       for (size_t b = a; b < n && state[b] == state[a]; ++b) {
         for (SbpEntry to : alphabet) {
           std::optional<StepKind> kind = transitionKind(state[a], to);
-          if (!kind || !respectsHierarchy(state, b, state[a], to))
+          if (!kind || checkHierarchy(state, b, state[a], to))
             continue;
           Step step;
           step.kind = *kind;

@@ -106,9 +106,6 @@ private:
   std::unordered_map<std::string, Plan> cache;
 };
 
-/// The 1-D transition from `from` to `to`, or nullopt when none is direct.
-std::optional<StepKind> transitionKind(SbpEntry from, SbpEntry to);
-
 /// The per-rank bytes of every step of `plan`, summed.
 RankBytes planBytes(const Plan &plan, std::span<const int64_t> shape,
                     int64_t elemBytes, std::span<const int64_t> meshShape,

@@ -7,24 +7,6 @@
 
 namespace pc::boxing {
 
-const char *stringifyStepKind(StepKind kind) {
-  switch (kind) {
-  case StepKind::AllReduce:
-    return "all-reduce";
-  case StepKind::AllGather:
-    return "all-gather";
-  case StepKind::ReduceScatter:
-    return "reduce-scatter";
-  case StepKind::AllToAll:
-    return "all-to-all";
-  case StepKind::LocalSlice:
-    return "local-slice";
-  case StepKind::LocalPartial:
-    return "local-partial";
-  }
-  return "?";
-}
-
 std::string Step::str() const {
   std::string s = stringifyStepKind(kind);
   SbpEntry f = from(), t = to();

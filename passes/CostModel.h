@@ -26,17 +26,12 @@
 
 namespace pc::boxing {
 
-/// The kinds of step a boxing lowers to.
-enum class StepKind : uint8_t {
-  AllReduce,     // P(r) -> B
-  AllGather,     // S(d) -> B
-  ReduceScatter, // P(r) -> S(d)
-  AllToAll,      // S(d) -> S(d')
-  LocalSlice,    // B -> S(d): keep this member's piece, no communication
-  LocalPartial,  // B -> P(r) or S(d) -> P(sum): no communication
-};
+/// The kinds of step a boxing lowers to: the 1-D transitions.
+using StepKind = TransitionKind;
 
-const char *stringifyStepKind(StepKind kind);
+inline const char *stringifyStepKind(StepKind kind) {
+  return stringifyTransitionKind(kind);
+}
 
 /// True for the steps that communicate.
 inline bool isCollective(StepKind k) {

@@ -3,6 +3,7 @@
 #include "passes/InitAll.h"
 
 #include "dialect/PcDialect.h"
+#include "passes/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -11,4 +12,8 @@ void pc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<pc::PcDialect, mlir::func::FuncDialect>();
 }
 
-void pc::registerAllPasses() { mlir::registerTransformsPasses(); }
+void pc::registerAllPasses() {
+  mlir::registerTransformsPasses();
+  pc::registerPCPasses();
+  pc::registerDistributePipeline();
+}

@@ -1,0 +1,251 @@
+//===- CollectiveOps.cpp - Verifiers of the boxing step ops ---------------===//
+
+#include "dialect/PcOps.h"
+#include "dialect/ShapeInference.h"
+
+using namespace mlir;
+using namespace pc;
+
+namespace {
+
+/// The common checks of a step op in its logical form: `axes` is a
+/// contiguous ascending run of mesh axes, the entries change from one value
+/// to another on exactly those axes by the op's transition, the meaning of
+/// the other axes is kept, and everything is on `mesh`. Returns the entries
+/// before and after through `from` and `to`.
+LogicalResult verifyLogicalStep(Operation *op, FlatSymbolRefAttr mesh,
+                                ArrayRef<int64_t> axes, TransitionKind kind,
+                                SbpEntry &from, SbpEntry &to) {
+  SbpAttr src = getSbp(op->getOperand(0).getType());
+  SbpAttr dst = getSbp(op->getResult(0).getType());
+  if (!src || !dst)
+    return op->emitOpError()
+           << "needs #pc.sbp layouts on both the operand and the result, or "
+              "on neither (the per-device form)";
+  if (src.getMesh() != mesh || dst.getMesh() != mesh)
+    return op->emitOpError() << "runs on mesh " << mesh
+                             << " but its operand and result are on "
+                             << src.getMesh() << " and " << dst.getMesh();
+  ArrayRef<SbpEntry> a = src.getEntries(), b = dst.getEntries();
+  if (a.size() != b.size())
+    return op->emitOpError() << "operand and result layouts have "
+                             << a.size() << " and " << b.size() << " entries";
+  if (axes.empty())
+    return op->emitOpError("needs at least one mesh axis in `axes`");
+  for (auto [i, axis] : llvm::enumerate(axes))
+    if (axis < 0 || axis >= static_cast<int64_t>(a.size()) ||
+        (i && axis != axes[i - 1] + 1))
+      return op->emitOpError()
+             << "axes must be a contiguous ascending run of the mesh's "
+             << a.size() << " axes";
+  from = a[axes.front()];
+  to = b[axes.front()];
+  for (int64_t axis = 0, n = a.size(); axis < n; ++axis) {
+    bool inGroup = llvm::is_contained(axes, axis);
+    if (!inGroup && a[axis] != b[axis])
+      return op->emitOpError() << "changes the entry of mesh axis " << axis
+                               << ", which is not in axes";
+    if (inGroup && (a[axis] != from || b[axis] != to))
+      return op->emitOpError() << "needs one entry before and one after on "
+                                  "all of its axes, but mesh axis "
+                               << axis << " has " << a[axis].str() << " -> "
+                               << b[axis].str();
+  }
+  std::optional<TransitionKind> actual = transitionKind(from, to);
+  if (actual != kind)
+    return op->emitOpError() << "changes " << from.str() << " to " << to.str()
+                             << ", which is not a "
+                             << stringifyTransitionKind(kind);
+  if (std::optional<std::string> error =
+          checkHierarchy(a, axes.back(), from, to))
+    return op->emitOpError() << "cannot change " << src.formatEntries()
+                             << " to " << dst.formatEntries() << ": "
+                             << *error;
+  return success();
+}
+
+/// The per-device form: no encodings; along `dim`, `whole` has the sum of
+/// `sizes` and `piece` one of them; the other dims agree.
+LogicalResult verifyLocalPieces(Operation *op, Type pieceType, Type wholeType,
+                                int64_t dim,
+                                std::optional<ArrayRef<int64_t>> sizes,
+                                StringRef sizesName) {
+  if (getSbp(pieceType) || getSbp(wholeType))
+    return op->emitOpError()
+           << "needs #pc.sbp layouts on both the operand and the result, or "
+              "on neither (the per-device form)";
+  if (!sizes)
+    return op->emitOpError() << "in the per-device form needs `" << sizesName
+                             << "`, the group members' extents";
+  auto piece = cast<RankedTensorType>(pieceType).getShape();
+  auto whole = cast<RankedTensorType>(wholeType).getShape();
+  if (piece.size() != whole.size() || dim < 0 ||
+      dim >= static_cast<int64_t>(whole.size()))
+    return op->emitOpError() << "dim " << dim << " does not fit shapes "
+                             << shape::str(piece) << " and "
+                             << shape::str(whole);
+  int64_t total = 0;
+  for (int64_t s : *sizes)
+    total += s;
+  if (whole[dim] != total || !llvm::is_contained(*sizes, piece[dim]))
+    return op->emitOpError()
+           << "local shapes " << shape::str(piece) << " and "
+           << shape::str(whole) << " do not match " << sizesName << " ["
+           << llvm::make_range(sizes->begin(), sizes->end()) << "] along dim "
+           << dim;
+  for (size_t d = 0; d < whole.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && piece[d] != whole[d])
+      return op->emitOpError() << "local shapes " << shape::str(piece)
+                               << " and " << shape::str(whole)
+                               << " differ outside dim " << dim;
+  return success();
+}
+
+LogicalResult verifySameLocalType(Operation *op) {
+  if (getSbp(op->getResult(0).getType()))
+    return op->emitOpError()
+           << "needs #pc.sbp layouts on both the operand and the result, or "
+              "on neither (the per-device form)";
+  if (op->getOperand(0).getType() != op->getResult(0).getType())
+    return op->emitOpError() << "keeps the local type, but has "
+                             << op->getOperand(0).getType() << " -> "
+                             << op->getResult(0).getType();
+  return success();
+}
+
+LogicalResult expectEqual(Operation *op, StringRef what, int64_t actual,
+                          int64_t expected) {
+  if (actual != expected)
+    return op->emitOpError() << what << " is " << actual
+                             << " but the layouts say " << expected;
+  return success();
+}
+
+} // namespace
+
+LogicalResult AllReduceOp::verify() {
+  if (isLocal())
+    return verifySameLocalType(*this);
+  SbpEntry from, to;
+  if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
+                               TransitionKind::AllReduce, from, to)))
+    return failure();
+  if (toReduceKind(getReduce()) != from.reduce)
+    return emitOpError() << "reduces by " << stringifyReduction(getReduce())
+                         << " but the operand holds " << from.str()
+                         << " partials";
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  if (isLocal())
+    return verifyLocalPieces(*this, getInput().getType(), getType(), getDim(),
+                             getSizes(), "sizes");
+  SbpEntry from, to;
+  if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
+                               TransitionKind::AllGather, from, to)))
+    return failure();
+  return expectEqual(*this, "dim", getDim(), from.dim);
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (isLocal())
+    return verifyLocalPieces(*this, getType(), getInput().getType(), getDim(),
+                             getSizes(), "sizes");
+  SbpEntry from, to;
+  if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
+                               TransitionKind::ReduceScatter, from, to)) ||
+      failed(expectEqual(*this, "dim", getDim(), to.dim)))
+    return failure();
+  if (toReduceKind(getReduce()) != from.reduce)
+    return emitOpError() << "reduces by " << stringifyReduction(getReduce())
+                         << " but the operand holds " << from.str()
+                         << " partials";
+  return success();
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (isLocal()) {
+    if (!getSrcSizes() || !getDstSizes())
+      return emitOpError("in the per-device form needs `src_sizes` and "
+                         "`dst_sizes`, the group members' extents");
+    auto in = cast<RankedTensorType>(getInput().getType()).getShape();
+    auto out = getType().getShape();
+    int64_t s = getSrcDim(), d = getDstDim();
+    int64_t rank = in.size();
+    if (out.size() != in.size() || s < 0 || d < 0 || s >= rank || d >= rank ||
+        s == d)
+      return emitOpError() << "dims " << s << " and " << d
+                           << " do not fit shapes " << shape::str(in)
+                           << " and " << shape::str(out);
+    int64_t srcTotal = 0, dstTotal = 0;
+    for (int64_t x : *getSrcSizes())
+      srcTotal += x;
+    for (int64_t x : *getDstSizes())
+      dstTotal += x;
+    if (out[s] != srcTotal || in[d] != dstTotal ||
+        !llvm::is_contained(*getSrcSizes(), in[s]) ||
+        !llvm::is_contained(*getDstSizes(), out[d]))
+      return emitOpError() << "local shapes " << shape::str(in) << " and "
+                           << shape::str(out)
+                           << " do not match src_sizes and dst_sizes";
+    return success();
+  }
+  SbpEntry from, to;
+  if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
+                               TransitionKind::AllToAll, from, to)) ||
+      failed(expectEqual(*this, "src_dim", getSrcDim(), from.dim)))
+    return failure();
+  return expectEqual(*this, "dst_dim", getDstDim(), to.dim);
+}
+
+LogicalResult LocalSliceOp::verify() {
+  if (isLocal())
+    return verifyLocalPieces(*this, getType(), getInput().getType(), getDim(),
+                             getSizes(), "sizes");
+  SbpEntry from, to;
+  if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
+                               TransitionKind::LocalSlice, from, to)))
+    return failure();
+  return expectEqual(*this, "dim", getDim(), to.dim);
+}
+
+LogicalResult LocalPartialOp::verify() {
+  if (isLocal()) {
+    if (!getDim())
+      return verifySameLocalType(*this);
+    return verifyLocalPieces(*this, getInput().getType(), getType(), *getDim(),
+                             getSizes(), "sizes");
+  }
+  SbpEntry from, to;
+  if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
+                               TransitionKind::LocalPartial, from, to)))
+    return failure();
+  if (toReduceKind(getReduce()) != to.reduce)
+    return emitOpError() << "makes " << stringifyReduction(getReduce())
+                         << " partials but the result holds " << to.str();
+  if (from.isSplit() != getDim().has_value())
+    return emitOpError() << (from.isSplit() ? "needs" : "must not have")
+                         << " `dim` when the operand entry is "
+                         << from.str();
+  if (getDim())
+    return expectEqual(*this, "dim", *getDim(), from.dim);
+  return success();
+}
+
+LogicalResult TransferOp::verify() {
+  SbpAttr src = getSbp(getInput().getType()), dst = getSbp(getType());
+  if (!src || !dst)
+    return emitOpError("needs #pc.sbp layouts on the operand and the result");
+  if (src.hasPartial() || dst.hasPartial())
+    return emitOpError() << "cannot move partial values ("
+                         << src.formatEntries() << " -> "
+                         << dst.formatEntries()
+                         << "); reduce them on the source mesh first";
+  auto a = cast<RankedTensorType>(getInput().getType());
+  if (a.getShape() != getType().getShape() ||
+      a.getElementType() != getType().getElementType())
+    return emitOpError() << "changes the logical type from " << a << " to "
+                         << getType();
+  return success();
+}

@@ -1,0 +1,194 @@
+//===- CollectiveOps.td - Collectives that boxing lowers to -*- tablegen -*-===//
+//
+// Each op is one step of a boxing plan: it changes the SBP entries of the
+// mesh axes `axes` (a contiguous ascending run, which forms the groups) and
+// keeps the others. `mesh` names the mesh.
+//
+// The ops have two forms. Before partitioning, their types are logical and
+// carry SBP encodings, and the verifier checks that the change is the op's
+// transition and keeps the meaning of the other axes. After partitioning,
+// their types are one device's local types, and `sizes` lists the extent of
+// every group member's piece along `dim`, in group order, so that uneven
+// pieces are known to every member.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_COLLECTIVE_OPS_TD
+#define PC_COLLECTIVE_OPS_TD
+
+def PC_ReductionEnum : I32EnumAttr<"Reduction", "how partial values are reduced", [
+    I32EnumAttrCase<"sum", 0>,
+    I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"min", 2>,
+    I32EnumAttrCase<"avg", 3>]> {
+  let cppNamespace = "::pc";
+  let genSpecializedAttr = 0;
+}
+
+def PC_Reduction : EnumAttr<Pc_Dialect, PC_ReductionEnum, "reduction"> {
+  let summary = "How partial values are reduced: sum, max, min or avg";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+class PC_StepOp<string mnemonic, string what> : PC_TensorOp<mnemonic, [Pure]> {
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True in the per-device form (after pc-partition).
+    bool isLocal() {
+      return !::pc::getSbp(getInput().getType());
+    }
+  }];
+}
+
+def PC_AllReduceOp : PC_StepOp<"all_reduce", "all-reduce"> {
+  let summary = "Reduces partial values over groups of a mesh: P -> B";
+  let description = [{
+    Every member of a group over `axes` gets the reduction (`reduce`) of
+    all members' values.
+
+    ```mlir
+    %y = pc.all_reduce %x {mesh = @m, axes = array<i64: 1>, reduce = #pc.reduction<sum>}
+        : (tensor<8x4xf32, #pc.sbp<@m, [S(0), P]>>)
+        -> tensor<8x4xf32, #pc.sbp<@m, [S(0), B]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, PC_Reduction:$reduce);
+}
+
+def PC_AllGatherOp : PC_StepOp<"all_gather", "all-gather"> {
+  let summary = "Concatenates the members' pieces along a dim: S(dim) -> B";
+  let description = [{
+    ```mlir
+    %y = pc.all_gather %x {mesh = @m, axes = array<i64: 0, 1>, dim = 0 : i64}
+        : (tensor<8x4xf32, #pc.sbp<@m, [S(0), S(0)]>>)
+        -> tensor<8x4xf32, #pc.sbp<@m, [B, B]>>
+    // after pc-partition, 10 rows over 4 members:
+    %y = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64,
+                           sizes = array<i64: 3, 3, 2, 2>}
+        : (tensor<3x4xf32>) -> tensor<10x4xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, I64Attr:$dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$sizes);
+}
+
+def PC_ReduceScatterOp : PC_StepOp<"reduce_scatter", "reduce-scatter"> {
+  let summary = "Reduces partial values and keeps one piece: P -> S(dim)";
+  let description = [{
+    Member `i` of a group over `axes` gets piece `i` along `dim` of the
+    reduction of all members' values.
+
+    ```mlir
+    %y = pc.reduce_scatter %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64,
+                               reduce = #pc.reduction<sum>}
+        : (tensor<8x4xf32, #pc.sbp<@m, [P]>>) -> tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, I64Attr:$dim,
+                       PC_Reduction:$reduce,
+                       OptionalAttr<DenseI64ArrayAttr>:$sizes);
+}
+
+def PC_AllToAllOp : PC_StepOp<"all_to_all", "all-to-all"> {
+  let summary = "Re-splits along another dim: S(src_dim) -> S(dst_dim)";
+  let description = [{
+    Member `i` ends with piece `i` along `dst_dim` of the group's union,
+    whole along `src_dim`. After partitioning, `src_sizes` and `dst_sizes`
+    give the members' extents along the two dims.
+
+    ```mlir
+    %y = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64,
+                           dst_dim = 1 : i64}
+        : (tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x4xf32, #pc.sbp<@m, [S(1)]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, I64Attr:$src_dim,
+                       I64Attr:$dst_dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$src_sizes,
+                       OptionalAttr<DenseI64ArrayAttr>:$dst_sizes);
+}
+
+def PC_LocalSliceOp : PC_StepOp<"local_slice", "local slice"> {
+  let summary = "Keeps this member's piece of a broadcast value: B -> S(dim)";
+  let description = [{
+    No communication: member `i` of a group over `axes` keeps piece `i`
+    along `dim`.
+
+    ```mlir
+    %y = pc.local_slice %x {mesh = @m, axes = array<i64: 1>, dim = 1 : i64}
+        : (tensor<8x4xf32, #pc.sbp<@m, [S(0), B]>>)
+        -> tensor<8x4xf32, #pc.sbp<@m, [S(0), S(1)]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, I64Attr:$dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$sizes);
+}
+
+def PC_LocalPartialOp : PC_StepOp<"local_partial", "local partial"> {
+  let summary = "Turns a broadcast or split value into partials: B|S -> P";
+  let description = [{
+    No communication. From B: for `sum`, member 0 of each group keeps the
+    value and the others hold zeros; for `max`, `min` and `avg` every member
+    keeps it. From `S(dim)` (sum only): every member places its piece in a
+    zero tensor of the group's whole shape; `sizes` then gives the members'
+    extents along `dim`.
+
+    ```mlir
+    %y = pc.local_partial %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>}
+        : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [P]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, PC_Reduction:$reduce,
+                       OptionalAttr<I64Attr>:$dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$sizes);
+}
+
+def PC_PieceOffsetOp : PC_Op<"piece_offset", [Pure]> {
+  let summary = "Where this device's piece starts along a split dim";
+  let description = [{
+    In a per-device program: the offset, along the split dim, of this
+    device's piece, for a dim split over the mesh axes `axes` (in that
+    order) into pieces of extents `sizes` (one per member of the flattened
+    group). Vocab-parallel embedding uses it to shift ids into its rows.
+
+    ```mlir
+    %off = pc.piece_offset {mesh = @m, axes = array<i64: 1>, sizes = array<i64: 500, 500>}
+        : tensor<i64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, DenseI64ArrayAttr:$axes,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs 0DTensorOf<[I64]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def PC_TransferOp : PC_TensorOp<"transfer", [Pure]> {
+  let summary = "Point-to-point copy between two meshes";
+  let description = [{
+    Moves a value from the layout of its operand on one mesh to the layout
+    of its result on another. Neither layout has partial entries: boxing
+    reduces them on the source first and creates them on the destination
+    after. Every destination position receives exactly the boxes of the
+    logical tensor it needs, each from one source position that holds it
+    (one on the same device when there is one, which is a local copy).
+
+    ```mlir
+    %y = pc.transfer %x : (tensor<8x4xf32, #pc.sbp<@stage0, [S(0)]>>)
+        -> tensor<8x4xf32, #pc.sbp<@stage1, [B]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // PC_COLLECTIVE_OPS_TD

@@ -1,0 +1,23 @@
+//===- BoxingLowering.h - Emitting planned boxing steps as ops --*- C++ -*-===//
+
+#ifndef PC_PASSES_BOXINGLOWERING_H
+#define PC_PASSES_BOXINGLOWERING_H
+
+#include "passes/PassUtils.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace pc {
+
+/// Emits the step ops of `plan` on `mesh`, starting from `input`, and
+/// returns the last value (`input` when the plan is empty).
+mlir::Value emitPlan(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                     mlir::FlatSymbolRefAttr mesh, const boxing::Plan &plan);
+
+/// Emits one step; `input` has the layout `step.before`.
+mlir::Value emitStep(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                     mlir::FlatSymbolRefAttr mesh, const boxing::Step &step);
+
+} // namespace pc
+
+#endif // PC_PASSES_BOXINGLOWERING_H

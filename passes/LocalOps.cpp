@@ -1,0 +1,270 @@
+//===- LocalOps.cpp - One device's form of a logical op -------------------===//
+//
+// After boxing, every logical op's operands are in the layouts of its
+// signature, so on each device it is the same op on the local pieces. A few
+// ops need their attributes rewritten (slice bounds, the divisor of a mean
+// over a split dim, the row offset of a vocab-parallel embedding), and the
+// boxing steps take their per-device form, with the extents of every group
+// member's piece.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LocalOps.h"
+
+
+using namespace mlir;
+
+namespace pc {
+
+std::optional<SmallVector<int64_t, 4>> RankView::coords(FlatSymbolRefAttr name) {
+  auto [it, inserted] = coordCache.try_emplace(name.getAttr());
+  if (!inserted)
+    return it->second;
+  MeshOp mesh = meshes.lookup(name);
+  for (int64_t p = 0, n = mesh.getNumDevices(); p < n; ++p)
+    if (mesh.getRank(p) == rank) {
+      std::vector<int64_t> c = delinearize(mesh.getShape(), p);
+      it->second = SmallVector<int64_t, 4>(c.begin(), c.end());
+      break;
+    }
+  return it->second;
+}
+
+std::optional<RankedTensorType> RankView::localType(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  SbpAttr sbp = getSbp(type);
+  if (!sbp)
+    return std::nullopt;
+  auto c = coords(sbp.getMesh());
+  if (!c)
+    return std::nullopt;
+  std::vector<int64_t> shape =
+      localShape(tensor.getShape(), meshes.lookup(sbp).getShape(),
+                 sbp.getEntries(), *c);
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+SmallVector<int64_t> RankView::memberExtents(ArrayRef<int64_t> shape,
+                                             SbpAttr sbp, ArrayRef<int64_t> axes,
+                                             int64_t dim) {
+  ArrayRef<int64_t> meshShape = meshes.lookup(sbp).getShape();
+  SmallVector<int64_t> out;
+  for (int64_t m : groupMembers(meshShape, *coords(sbp.getMesh()), axes))
+    out.push_back(localBox(shape, meshShape, sbp.getEntries(),
+                           delinearize(meshShape, m))
+                      .sizes[dim]);
+  return out;
+}
+
+namespace {
+
+/// The plan step that a lowered step op performs.
+boxing::Step stepOf(Operation *op) {
+  boxing::Step step;
+  if (isa<AllReduceOp>(op))
+    step.kind = TransitionKind::AllReduce;
+  else if (isa<AllGatherOp>(op))
+    step.kind = TransitionKind::AllGather;
+  else if (isa<ReduceScatterOp>(op))
+    step.kind = TransitionKind::ReduceScatter;
+  else if (isa<AllToAllOp>(op))
+    step.kind = TransitionKind::AllToAll;
+  else if (isa<LocalSliceOp>(op))
+    step.kind = TransitionKind::LocalSlice;
+  else
+    step.kind = TransitionKind::LocalPartial;
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  step.axes.assign(axes.begin(), axes.end());
+  auto before = getSbp(op->getOperand(0).getType()).getEntries();
+  auto after = getSbp(op->getResult(0).getType()).getEntries();
+  step.before.assign(before.begin(), before.end());
+  step.after.assign(after.begin(), after.end());
+  return step;
+}
+
+/// The per-device form of one boxing step on a tensor of logical `type`
+/// (without layout) on `mesh`; `input` is local already.
+Value emitLocalStep(OpBuilder &b, Location loc, Value input,
+                    FlatSymbolRefAttr mesh, RankedTensorType type,
+                    const boxing::Step &step, RankView &view) {
+  MLIRContext *ctx = b.getContext();
+  SbpAttr before = makeSbp(ctx, mesh, step.before);
+  SbpAttr after = makeSbp(ctx, mesh, step.after);
+  Type result = *view.localType(withSbp(type, after));
+  auto shape = type.getShape();
+  auto axes = b.getDenseI64ArrayAttr(step.axes);
+  auto sizes = [&](SbpAttr sbp, int64_t dim) {
+    return b.getDenseI64ArrayAttr(view.memberExtents(shape, sbp, step.axes, dim));
+  };
+  SbpEntry from = step.from(), to = step.to();
+  auto reduction = [&](ReduceKind k) {
+    return ReductionAttr::get(ctx, toReduction(k));
+  };
+  switch (step.kind) {
+  case TransitionKind::AllReduce:
+    return AllReduceOp::create(b, loc, result, input, mesh, axes,
+                               reduction(from.reduce));
+  case TransitionKind::AllGather:
+    return AllGatherOp::create(b, loc, result, input, mesh, axes,
+                               b.getI64IntegerAttr(from.dim),
+                               sizes(before, from.dim));
+  case TransitionKind::ReduceScatter:
+    return ReduceScatterOp::create(b, loc, result, input, mesh, axes,
+                                   b.getI64IntegerAttr(to.dim),
+                                   reduction(from.reduce), sizes(after, to.dim));
+  case TransitionKind::AllToAll:
+    return AllToAllOp::create(b, loc, result, input, mesh, axes,
+                              b.getI64IntegerAttr(from.dim),
+                              b.getI64IntegerAttr(to.dim),
+                              sizes(before, from.dim), sizes(after, to.dim));
+  case TransitionKind::LocalSlice:
+    return LocalSliceOp::create(b, loc, result, input, mesh, axes,
+                                b.getI64IntegerAttr(to.dim),
+                                sizes(after, to.dim));
+  case TransitionKind::LocalPartial:
+    return LocalPartialOp::create(
+        b, loc, result, input, mesh, axes, reduction(to.reduce),
+        from.isSplit() ? b.getI64IntegerAttr(from.dim) : IntegerAttr(),
+        from.isSplit() ? sizes(before, from.dim) : DenseI64ArrayAttr());
+  }
+  return input;
+}
+
+/// A constant in any layout: the whole value, then the local steps from B
+/// (slices and partials, which never communicate).
+Value emitLocalConstant(OpBuilder &b, ConstantOp op, RankView &view,
+                        boxing::Planner &planner) {
+  SbpAttr sbp = getSbp(op.getType());
+  RankedTensorType logical = withSbp(op.getType(), {});
+  MeshOp mesh = view.getMeshes().lookup(sbp);
+  SmallVector<SbpEntry> all(mesh.getShape().size(), SbpEntry::broadcast());
+  Value v = ConstantOp::create(b, op.getLoc(), logical, op.getValue());
+  const boxing::Plan &plan =
+      planner.plan(logical.getShape(), elementBytes(logical), mesh.getShape(),
+                   all, sbp.getEntries());
+  for (const boxing::Step &step : plan.steps)
+    v = emitLocalStep(b, op.getLoc(), v, sbp.getMesh(), logical, step, view);
+  return v;
+}
+
+} // namespace
+
+LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
+                          RankView &view, boxing::Planner &planner) {
+  Location loc = op->getLoc();
+  // Ops whose results do not live on this rank are not its work.
+  if (op->getNumResults() == 1) {
+    std::optional<RankedTensorType> local =
+        view.localType(op->getResult(0).getType());
+    if (!local)
+      return success();
+  }
+
+  if (auto get = dyn_cast<GetParamOp>(op)) {
+    map.map(get.getResult(),
+            GetParamOp::create(b, loc, *view.localType(get.getType()),
+                               get.getNameAttr()));
+    return success();
+  }
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    map.map(c.getResult(), emitLocalConstant(b, c, view, planner));
+    return success();
+  }
+  if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, LocalSliceOp,
+          LocalPartialOp>(op)) {
+    SbpAttr in = getSbp(op->getOperand(0).getType());
+    map.map(op->getResult(0),
+            emitLocalStep(b, loc, map.lookup(op->getOperand(0)), in.getMesh(),
+                          withSbp(op->getOperand(0).getType(), {}), stepOf(op),
+                          view));
+    return success();
+  }
+  if (isa<TransferOp>(op))
+    return op->emitOpError("moves data between meshes; partitioning "
+                           "transfers into sends and receives is not "
+                           "supported yet");
+  if (!isa<SbpOpInterface>(op))
+    return op->emitOpError("cannot be partitioned: it is not a logical op or "
+                           "a lowered boxing step (run --pc-lower-boxing "
+                           "first)");
+
+  auto localOf = [&](Value v) { return *view.localType(v.getType()); };
+  Type resultType = localOf(op->getResult(0));
+
+  if (auto mean = dyn_cast<ReduceMeanOp>(op)) {
+    // A mean over a split dim: each device sums its piece and divides by
+    // the logical count, giving partials of the mean.
+    SbpAttr in = getSbp(mean.getInput().getType());
+    auto shape = mean.getInput().getType().getShape();
+    int64_t rank = shape.size();
+    bool splitReduced = false;
+    double count = 1;
+    for (int64_t a : mean.getAxes()) {
+      int64_t d = (a + rank) % rank;
+      count *= shape[d];
+      for (SbpEntry e : in.getEntries())
+        splitReduced |= e.isSplit() && e.dim == d;
+    }
+    if (splitReduced) {
+      Value sum = ReduceSumOp::create(b, loc, resultType,
+                                      map.lookup(mean.getInput()),
+                                      mean.getAxesAttr(), mean.getKeepdimAttr());
+      auto elem = cast<RankedTensorType>(resultType).getElementType();
+      auto scalar = RankedTensorType::get({}, elem);
+      Value scale = ConstantOp::create(
+          b, loc, scalar,
+          DenseElementsAttr::get(scalar, b.getFloatAttr(elem, 1.0 / count)));
+      map.map(mean.getResult(),
+              MulOp::create(b, loc, resultType, sum, scale).getResult());
+      return success();
+    }
+  }
+
+  if (auto emb = dyn_cast<EmbeddingOp>(op)) {
+    SbpAttr table = getSbp(emb.getTable().getType());
+    SmallVector<int64_t> rowAxes;
+    for (auto [axis, e] : llvm::enumerate(table.getEntries()))
+      if (e.isSplit() && e.dim == 0)
+        rowAxes.push_back(axis);
+    if (!rowAxes.empty()) {
+      // Vocab-parallel: shift the ids into this device's rows; the others
+      // give zeros, and the partial sums add up to the lookup.
+      auto tableShape = emb.getTable().getType().getShape();
+      Value offset = PieceOffsetOp::create(
+          b, loc, RankedTensorType::get({}, b.getI64Type()), table.getMesh(),
+          b.getDenseI64ArrayAttr(rowAxes),
+          b.getDenseI64ArrayAttr(
+              view.memberExtents(tableShape, table, rowAxes, 0)));
+      Value ids = map.lookup(emb.getIds());
+      auto idsType = cast<RankedTensorType>(ids.getType());
+      if (!idsType.getElementType().isInteger(64))
+        offset = CastOp::create(
+            b, loc, RankedTensorType::get({}, idsType.getElementType()), offset);
+      Value shifted = SubOp::create(b, loc, idsType, ids, offset);
+      auto local = EmbeddingOp::create(b, loc, resultType, shifted,
+                                       map.lookup(emb.getTable()));
+      local.setZeroOutOfRange(true);
+      map.map(emb.getResult(), local.getResult());
+      return success();
+    }
+  }
+
+  Operation *clone = b.clone(*op, map);
+  clone->getResult(0).setType(resultType);
+  if (auto slice = dyn_cast<SliceOp>(clone)) {
+    // Split dims are whole in the signature; locally they are the piece.
+    auto local = cast<RankedTensorType>(slice.getInput().getType()).getShape();
+    auto logical = cast<SliceOp>(op).getInput().getType().getShape();
+    SmallVector<int64_t> start(slice.getStart()), limit(slice.getLimit());
+    for (size_t d = 0; d < local.size(); ++d)
+      if (local[d] != logical[d]) {
+        start[d] = 0;
+        limit[d] = local[d];
+      }
+    slice.setStart(start);
+    slice.setLimit(limit);
+  }
+  return success();
+}
+
+} // namespace pc

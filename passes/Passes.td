@@ -1,0 +1,145 @@
+//===- Passes.td - pc compiler passes ----------------------*- tablegen -*-===//
+//
+// The passes take a logical graph to per-device programs, in this order
+// (--pc-distribute runs them all):
+//
+//   pc-sbp-propagate -> pc-insert-boxing -> pc-optimize-boxing
+//     -> pc-lower-boxing -> pc-partition
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_PASSES_TD
+#define PC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
+  let summary = "Gives every value an SBP layout and every op a signature";
+  let description = [{
+    Starts from the layouts written in the IR (function arguments and
+    results, parameters, annotated op results and `pc.to_sbp`
+    constraints) and decides the layout of every other value.
+
+    Each logical op picks, among its nd SBP signatures, the one whose
+    operand conversions (and, for an annotated result, result conversion)
+    cost the least boxing, then the least work per device, then the first.
+    Sweeps alternate forward (ops take layouts from their operands) and
+    backward (undecided inputs, parameters and constants take the layout
+    their consumers want) until nothing changes; a final forward sweep
+    fixes every op's signature. The result is deterministic.
+
+    Each op records the layouts it consumes its operands in as
+    `pc.operand_sbps`; `pc-insert-boxing` turns differences into
+    `pc.boxing` ops. Values left undecided (nothing connects them to an
+    annotation) are broadcast on the module's only mesh; with several
+    meshes that is an error.
+
+    ```mlir
+    // input: only %x and %w are annotated
+    %y = pc.matmul %x, %w : (tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>,
+        tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>) -> tensor<8x64xf32>
+    // output
+    %y = pc.matmul %x, %w {pc.operand_sbps = [...]} : (...)
+        -> tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numDecided", "decided-values", "Values given a layout">,
+    Statistic<"numSignatures", "signatures", "Ops given a signature">,
+    Statistic<"numCandidates", "candidates", "Nd signatures evaluated">,
+  ];
+}
+
+def InsertBoxing : Pass<"pc-insert-boxing", "::mlir::ModuleOp"> {
+  let summary = "Makes every layout change explicit as pc.boxing";
+  let description = [{
+    For every operand whose layout differs from the one its op consumes it
+    in (`pc.operand_sbps`), inserts a `pc.boxing` right after the value's
+    definition. One boxing serves all consumers that want the same layout.
+    `pc.to_sbp` becomes a `pc.boxing`, or disappears when the layouts are
+    equal.
+  }];
+  let statistics = [
+    Statistic<"numBoxings", "boxings", "pc.boxing ops inserted">,
+  ];
+}
+
+def OptimizeBoxing : Pass<"pc-optimize-boxing", "::mlir::ModuleOp"> {
+  let summary = "Removes redundant boxing";
+  let description = [{
+    - A chain of boxings A -> B -> C whose intermediate value has no other
+      use is planned as one boxing A -> C.
+    - A boxing A -> A, including a pair A -> B -> A, vanishes.
+    - An all-reduce followed by a local slice of its result (and no other
+      use) becomes one reduce-scatter.
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Boxings merged or removed">,
+    Statistic<"numFused", "fused", "All-reduce + slice pairs fused">,
+  ];
+}
+
+def LowerBoxing : Pass<"pc-lower-boxing", "::mlir::ModuleOp"> {
+  let summary = "Lowers pc.boxing to the planner's cheapest collectives";
+  let description = [{
+    Replaces each `pc.boxing` by the steps of the cheapest plan: collectives
+    (`pc.all_reduce`, `pc.all_gather`, `pc.reduce_scatter`,
+    `pc.all_to_all`) and local steps (`pc.local_slice`,
+    `pc.local_partial`) on the right mesh axes. Between meshes, partials are
+    reduced on the source, a `pc.transfer` moves exactly the needed pieces,
+    and partials are recreated on the destination.
+  }];
+  let options = [
+    Option<"latencyBytes", "latency-bytes", "double", "16500.0",
+           "Fixed cost of one collective, in bytes">,
+  ];
+  let statistics = [
+    Statistic<"numCollectives", "collectives", "Collectives emitted">,
+    Statistic<"numLocalSteps", "local-steps", "Local steps emitted">,
+  ];
+}
+
+def Partition : Pass<"pc-partition", "::mlir::ModuleOp"> {
+  let summary = "Rewrites logical graphs into per-device programs";
+  let description = [{
+    Replaces every logical graph `@f` (whose layouts are decided and whose
+    boxings are lowered) by per-device programs: local shapes, local ops,
+    and collectives in their per-device form over concrete groups.
+
+    Ranks whose programs are identical share one program (SPMD), so the
+    work does not grow with the device count: only values and steps whose
+    pieces are uneven are examined rank by rank. Uneven splits give one
+    program per class of ranks with the same local shapes.
+
+    Each program is a `func.func @f.partK` with
+    - `pc.graph = "f"`: the logical graph it comes from;
+    - `pc.ranks`: the global ranks that run it;
+    - on each argument and result, `pc.index` (its position in `@f`) and
+      `pc.logical_type` (its logical type and layout).
+
+    ```mlir
+    func.func @f.part0(%x: tensor<4x64xf32> {pc.index = 0 : i64,
+                         pc.logical_type = tensor<8x64xf32, #pc.sbp<@m, [S(0)]>>})
+        attributes {pc.graph = "f", pc.ranks = array<i64: 0, 1>} { ... }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPrograms", "programs", "Per-device programs emitted">,
+    Statistic<"numRanks", "ranks", "Ranks covered">,
+  ];
+}
+
+def BoxingReport : Pass<"pc-boxing-report", "::mlir::ModuleOp"> {
+  let summary = "Prints the collectives of every boxing and their bytes";
+  let description = [{
+    For every `pc.boxing` (run it before `pc-lower-boxing`), prints the
+    planned steps, the planning cost, and the exact bytes each rank sends
+    and receives, then the totals. The IR is unchanged.
+  }];
+  let options = [
+    Option<"latencyBytes", "latency-bytes", "double", "16500.0",
+           "Fixed cost of one collective, in bytes">,
+  ];
+}
+
+#endif // PC_PASSES_TD
