@@ -98,15 +98,21 @@ struct BoxingReportPass : public pc::impl::BoxingReportBase<BoxingReportPass> {
         addPlan(t.post, dstMesh);
         cost = t.cost;
       }
-      // Ranks with equal figures share a line.
-      std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> byFigures;
+      // Ranks with equal figures share a line, in the order of their first
+      // rank.
+      std::map<std::pair<int64_t, int64_t>, size_t> lineOf;
+      std::vector<std::pair<std::pair<int64_t, int64_t>, std::vector<int64_t>>>
+          lines;
       Totals mine;
       for (auto &[rank, sr] : bytes) {
-        byFigures[sr].push_back(rank);
+        auto [it, inserted] = lineOf.try_emplace(sr, lines.size());
+        if (inserted)
+          lines.push_back({sr, {}});
+        lines[it->second].second.push_back(rank);
         mine.sent += sr.first;
         mine.received += sr.second;
       }
-      for (auto &[sr, ranks] : byFigures)
+      for (auto &[sr, ranks] : lines)
         os << "  ranks " << rankList(ranks) << ": sent " << sr.first
            << " B, received " << sr.second << " B\n";
       os << "  total: " << collectives << " collectives, sent " << mine.sent

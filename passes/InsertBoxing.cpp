@@ -20,16 +20,27 @@ struct InsertBoxingPass : public pc::impl::InsertBoxingBase<InsertBoxingPass> {
     // One boxing per (value, wanted layout), placed right after the value's
     // definition so that it dominates every consumer.
     DenseMap<std::pair<Value, Attribute>, Value> boxed;
+    DenseMap<Block *, Operation *> lastAtStart;
     auto box = [&](Value v, SbpAttr want) -> Value {
       auto [it, inserted] = boxed.try_emplace({v, want});
       if (!inserted)
         return it->second;
       OpBuilder b(v.getContext());
-      if (auto arg = dyn_cast<BlockArgument>(v))
-        b.setInsertionPointToStart(arg.getOwner());
-      else
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        // After the boxings of earlier arguments, so they read in order.
+        Operation *&last = lastAtStart[arg.getOwner()];
+        if (last)
+          b.setInsertionPointAfter(last);
+        else
+          b.setInsertionPointToStart(arg.getOwner());
+        it->second =
+            BoxingOp::create(b, v.getLoc(), withSbp(v.getType(), want), v);
+        last = it->second.getDefiningOp();
+      } else {
         b.setInsertionPointAfter(v.getDefiningOp());
-      it->second = BoxingOp::create(b, v.getLoc(), withSbp(v.getType(), want), v);
+        it->second =
+            BoxingOp::create(b, v.getLoc(), withSbp(v.getType(), want), v);
+      }
       ++numBoxings;
       return it->second;
     };

@@ -17,6 +17,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
+
 namespace pc {
 #define GEN_PASS_DEF_SBPPROPAGATE
 #include "passes/Passes.h.inc"
@@ -57,6 +59,12 @@ private:
   LogicalResult decideDefaults(func::FuncOp f);
   void unifyParams();
   LogicalResult finalSweep(func::FuncOp f);
+  /// Improves the greedy choices: an op switches signature when that lowers
+  /// the boxing cost of its operands plus that of its results to what their
+  /// consumers want. Every switch lowers the total, so this ends.
+  bool refine(func::FuncOp f);
+  /// The layout the use `use` consumes its value in, or null when any does.
+  SbpAttr wantOf(OpOperand &use);
   void apply(func::FuncOp f);
 
   void decide(Value v, SbpAttr sbp) {
@@ -214,24 +222,25 @@ FailureOr<NdSbpSignature> Propagator::choose(SbpOpInterface op, bool final) {
   return failure();
 }
 
+SbpAttr Propagator::wantOf(OpOperand &use) {
+  Operation *user = use.getOwner();
+  auto it = chosen.find(user);
+  if (it != chosen.end())
+    return sbpOf(chosenMesh[user], it->second.operands[use.getOperandNumber()]);
+  if (auto toSbp = dyn_cast<ToSbpOp>(user))
+    return getSbp(toSbp.getType());
+  if (auto ret = dyn_cast<func::ReturnOp>(user)) {
+    auto f = ret->getParentOfType<func::FuncOp>();
+    return getSbp(f.getResultTypes()[use.getOperandNumber()]);
+  }
+  return {};
+}
+
 SbpAttr Propagator::bestWant(Value v) {
   SmallVector<SbpAttr> wants;
-  for (OpOperand &use : v.getUses()) {
-    Operation *user = use.getOwner();
-    SbpAttr want;
-    auto it = chosen.find(user);
-    if (it != chosen.end()) {
-      want = sbpOf(chosenMesh[user],
-                   it->second.operands[use.getOperandNumber()]);
-    } else if (auto toSbp = dyn_cast<ToSbpOp>(user)) {
-      want = getSbp(toSbp.getType());
-    } else if (auto ret = dyn_cast<func::ReturnOp>(user)) {
-      auto f = ret->getParentOfType<func::FuncOp>();
-      want = getSbp(f.getResultTypes()[use.getOperandNumber()]);
-    }
-    if (want)
+  for (OpOperand &use : v.getUses())
+    if (SbpAttr want = wantOf(use))
       wants.push_back(want);
-  }
   // Inputs and parameters are stored whole values: they take partial
   // layouts' B form, and the consumer's local partial step is free.
   bool isStored = isa<BlockArgument>(v) || v.getDefiningOp<GetParamOp>();
@@ -369,6 +378,48 @@ LogicalResult Propagator::finalSweep(func::FuncOp f) {
   return success();
 }
 
+bool Propagator::refine(func::FuncOp f) {
+  bool changed = false;
+  for (Operation &op : f.getBody().front()) {
+    auto sbpOp = dyn_cast<SbpOpInterface>(op);
+    if (!sbpOp || !chosen.count(&op))
+      continue;
+    FlatSymbolRefAttr mesh = chosenMesh[&op];
+    auto total = [&](const NdSbpSignature &sig) {
+      double cost = 0;
+      for (auto [i, v] : llvm::enumerate(op.getOperands()))
+        cost += conversionCost(planner, meshes, v.getType(), layout[v],
+                               sbpOf(mesh, sig.operands[i]));
+      for (auto [i, r] : llvm::enumerate(op.getResults())) {
+        SbpAttr produced = sbpOf(mesh, sig.results[i]);
+        if (fixed.contains(r) && produced != layout[r])
+          return std::numeric_limits<double>::infinity();
+        for (OpOperand &use : r.getUses())
+          if (SbpAttr want = wantOf(use))
+            cost += conversionCost(planner, meshes, r.getType(), produced, want);
+      }
+      return cost;
+    };
+    double current = total(chosen[&op]);
+    const NdSbpSignature *better = nullptr;
+    SmallVector<NdSbpSignature, 0> sigs = candidates(sbpOp, meshes.lookup(mesh));
+    for (const NdSbpSignature &sig : sigs) {
+      double cost = total(sig);
+      if (cost < current) {
+        current = cost;
+        better = &sig;
+      }
+    }
+    if (!better)
+      continue;
+    chosen[&op] = *better;
+    for (auto [i, r] : llvm::enumerate(op.getResults()))
+      layout[r] = sbpOf(mesh, better->results[i]);
+    changed = true;
+  }
+  return changed;
+}
+
 void Propagator::apply(func::FuncOp f) {
   Block &body = f.getBody().front();
   for (BlockArgument arg : f.getArguments())
@@ -439,6 +490,9 @@ LogicalResult Propagator::run() {
   for (func::FuncOp f : graphs)
     if (failed(finalSweep(f)))
       return failure();
+  for (func::FuncOp f : graphs)
+    while (refine(f))
+      ;
   for (func::FuncOp f : graphs)
     apply(f);
   return success();
