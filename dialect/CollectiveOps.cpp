@@ -249,3 +249,33 @@ LogicalResult TransferOp::verify() {
                          << getType();
   return success();
 }
+
+/// The `from` and `to` layouts of a send or receive: tensors of one logical
+/// type with layouts on two meshes, and no partial entries.
+static LogicalResult verifyTransferEnds(Operation *op, Type from, Type to,
+                                        Type local) {
+  SbpAttr a = getSbp(from), b = getSbp(to);
+  if (!a || !b)
+    return op->emitOpError("needs `from` and `to` tensor types with #pc.sbp "
+                           "layouts");
+  auto x = cast<RankedTensorType>(from), y = cast<RankedTensorType>(to);
+  if (x.getShape() != y.getShape() || x.getElementType() != y.getElementType())
+    return op->emitOpError() << "moves " << from << " into " << to
+                             << ", which is another logical type";
+  if (a.hasPartial() || b.hasPartial())
+    return op->emitOpError("cannot move partial values between meshes");
+  auto l = cast<RankedTensorType>(local);
+  if (getSbp(local) || l.getElementType() != x.getElementType() ||
+      l.getRank() != x.getRank())
+    return op->emitOpError() << "has the local type " << local
+                             << ", which is not a piece of " << from;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyTransferEnds(*this, getFrom(), getTo(), getInput().getType());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyTransferEnds(*this, getFrom(), getTo(), getType());
+}

@@ -30,7 +30,7 @@ def PC_Reduction : EnumAttr<Pc_Dialect, PC_ReductionEnum, "reduction"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
-class PC_StepOp<string mnemonic, string what> : PC_TensorOp<mnemonic, [Pure]> {
+class PC_StepOp<string mnemonic> : PC_TensorOp<mnemonic, [Pure]> {
   let results = (outs PC_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -42,7 +42,7 @@ class PC_StepOp<string mnemonic, string what> : PC_TensorOp<mnemonic, [Pure]> {
   }];
 }
 
-def PC_AllReduceOp : PC_StepOp<"all_reduce", "all-reduce"> {
+def PC_AllReduceOp : PC_StepOp<"all_reduce"> {
   let summary = "Reduces partial values over groups of a mesh: P -> B";
   let description = [{
     Every member of a group over `axes` gets the reduction (`reduce`) of
@@ -58,7 +58,7 @@ def PC_AllReduceOp : PC_StepOp<"all_reduce", "all-reduce"> {
                        DenseI64ArrayAttr:$axes, PC_Reduction:$reduce);
 }
 
-def PC_AllGatherOp : PC_StepOp<"all_gather", "all-gather"> {
+def PC_AllGatherOp : PC_StepOp<"all_gather"> {
   let summary = "Concatenates the members' pieces along a dim: S(dim) -> B";
   let description = [{
     ```mlir
@@ -76,7 +76,7 @@ def PC_AllGatherOp : PC_StepOp<"all_gather", "all-gather"> {
                        OptionalAttr<DenseI64ArrayAttr>:$sizes);
 }
 
-def PC_ReduceScatterOp : PC_StepOp<"reduce_scatter", "reduce-scatter"> {
+def PC_ReduceScatterOp : PC_StepOp<"reduce_scatter"> {
   let summary = "Reduces partial values and keeps one piece: P -> S(dim)";
   let description = [{
     Member `i` of a group over `axes` gets piece `i` along `dim` of the
@@ -94,7 +94,7 @@ def PC_ReduceScatterOp : PC_StepOp<"reduce_scatter", "reduce-scatter"> {
                        OptionalAttr<DenseI64ArrayAttr>:$sizes);
 }
 
-def PC_AllToAllOp : PC_StepOp<"all_to_all", "all-to-all"> {
+def PC_AllToAllOp : PC_StepOp<"all_to_all"> {
   let summary = "Re-splits along another dim: S(src_dim) -> S(dst_dim)";
   let description = [{
     Member `i` ends with piece `i` along `dst_dim` of the group's union,
@@ -114,7 +114,7 @@ def PC_AllToAllOp : PC_StepOp<"all_to_all", "all-to-all"> {
                        OptionalAttr<DenseI64ArrayAttr>:$dst_sizes);
 }
 
-def PC_LocalSliceOp : PC_StepOp<"local_slice", "local slice"> {
+def PC_LocalSliceOp : PC_StepOp<"local_slice"> {
   let summary = "Keeps this member's piece of a broadcast value: B -> S(dim)";
   let description = [{
     No communication: member `i` of a group over `axes` keeps piece `i`
@@ -131,7 +131,7 @@ def PC_LocalSliceOp : PC_StepOp<"local_slice", "local slice"> {
                        OptionalAttr<DenseI64ArrayAttr>:$sizes);
 }
 
-def PC_LocalPartialOp : PC_StepOp<"local_partial", "local partial"> {
+def PC_LocalPartialOp : PC_StepOp<"local_partial"> {
   let summary = "Turns a broadcast or split value into partials: B|S -> P";
   let description = [{
     No communication. From B: for `sum`, member 0 of each group keeps the
@@ -188,6 +188,43 @@ def PC_TransferOp : PC_TensorOp<"transfer", [Pure]> {
   let arguments = (ins PC_Tensor:$input);
   let results = (outs PC_Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def PC_SendOp : PC_Op<"send"> {
+  let summary = "This device's part of a transfer between meshes: sending";
+  let description = [{
+    In a per-device program: sends this device's piece of a value in the
+    layout `from` to the devices that need it in the layout `to` (another
+    mesh). Which boxes go to which device follows from the two layouts
+    alone, by the rule of `pc.transfer`, so every device computes the same
+    pairing and only the needed bytes move.
+
+    ```mlir
+    pc.send %x {from = tensor<8x8xf32, #pc.sbp<@stage0, [S(0)]>>,
+                to = tensor<8x8xf32, #pc.sbp<@stage1, [B]>>} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, TypeAttr:$from, TypeAttr:$to);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def PC_RecvOp : PC_Op<"recv"> {
+  let summary = "This device's part of a transfer between meshes: receiving";
+  let description = [{
+    In a per-device program: receives this device's piece of a value in the
+    layout `to` from the devices that hold it in the layout `from`. See
+    `pc.send`.
+
+    ```mlir
+    %y = pc.recv {from = tensor<8x8xf32, #pc.sbp<@stage0, [S(0)]>>,
+                  to = tensor<8x8xf32, #pc.sbp<@stage1, [B]>>} : tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins TypeAttr:$from, TypeAttr:$to);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

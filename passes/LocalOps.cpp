@@ -153,7 +153,7 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
                           RankView &view, boxing::Planner &planner) {
   Location loc = op->getLoc();
   // Ops whose results do not live on this rank are not its work.
-  if (op->getNumResults() == 1) {
+  if (op->getNumResults() == 1 && !isa<TransferOp>(op)) {
     std::optional<RankedTensorType> local =
         view.localType(op->getResult(0).getType());
     if (!local)
@@ -179,10 +179,17 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
                           view));
     return success();
   }
-  if (isa<TransferOp>(op))
-    return op->emitOpError("moves data between meshes; partitioning "
-                           "transfers into sends and receives is not "
-                           "supported yet");
+  if (auto t = dyn_cast<TransferOp>(op)) {
+    // The sending side and the receiving side; a rank on both meshes does
+    // both (sends do not wait for their receives).
+    TypeAttr from = TypeAttr::get(t.getInput().getType());
+    TypeAttr to = TypeAttr::get(t.getType());
+    if (view.localType(t.getInput().getType()))
+      SendOp::create(b, loc, map.lookup(t.getInput()), from, to);
+    if (std::optional<RankedTensorType> local = view.localType(t.getType()))
+      map.map(t.getResult(), RecvOp::create(b, loc, *local, from, to));
+    return success();
+  }
   if (!isa<SbpOpInterface>(op))
     return op->emitOpError("cannot be partitioned: it is not a logical op or "
                            "a lowered boxing step (run --pc-lower-boxing "

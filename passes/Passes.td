@@ -129,6 +129,20 @@ def Partition : Pass<"pc-partition", "::mlir::ModuleOp"> {
   ];
 }
 
+def PrintSignatures : Pass<"pc-print-signatures", "::mlir::ModuleOp"> {
+  let summary = "Prints the 1-D SBP signatures of every logical op";
+  let description = [{
+    For every logical op, prints the 1-D signatures it offers on a mesh
+    axis of `axis-size` devices for its logical shapes, in the order
+    propagation considers them. The IR is unchanged. For inspecting and
+    testing the signature rules of docs/sbp.md.
+  }];
+  let options = [
+    Option<"axisSize", "axis-size", "int64_t", "2",
+           "Devices on the mesh axis">,
+  ];
+}
+
 def BoxingReport : Pass<"pc-boxing-report", "::mlir::ModuleOp"> {
   let summary = "Prints the collectives of every boxing and their bytes";
   let description = [{

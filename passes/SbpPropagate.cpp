@@ -357,9 +357,8 @@ LogicalResult Propagator::finalSweep(func::FuncOp f) {
   for (Operation &op : f.getBody().front()) {
     auto sbpOp = dyn_cast<SbpOpInterface>(op);
     if (!sbpOp) {
-      if (!isa<ToSbpOp, BoxingOp, TransferOp, GetParamOp, ConstantOp,
-               func::ReturnOp>(op) &&
-          op.getDialect() && !isa<PcDialect>(op.getDialect()))
+      if (!isa<func::ReturnOp>(op) &&
+          (!op.getDialect() || !isa<PcDialect>(op.getDialect())))
         return op.emitOpError("is not a pc logical op; SBP propagation "
                               "cannot give it a layout");
       continue;

@@ -1,0 +1,324 @@
+// RUN: pc-opt %s --split-input-file --verify-diagnostics
+
+// Every rule of the boxing step ops, the transfer ops and the attributes
+// that passes attach.
+
+pc.mesh @m <["a"=2, "b"=2]>
+pc.mesh @n <["a"=2, "b"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P, B]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op runs on mesh @n but its operand and result are on @m and @m}}
+  %0 = pc.all_reduce %x {mesh = @n, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P, B]>>) -> tensor<8xf32, #pc.sbp<@m, [B, B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2, "b"=2, "c"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P, B, P]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op axes must be a contiguous ascending run of the mesh's 3 axes}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0, 2>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P, B, P]>>) -> tensor<8xf32, #pc.sbp<@m, [B, B, B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2, "b"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P, S(0)]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op changes the entry of mesh axis 1, which is not in axes}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P, S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [B, B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2, "b"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P, S(0)]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op needs one entry before and one after on all of its axes, but mesh axis 1 has S(0) -> B}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0, 1>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P, S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [B, B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [S(0)]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op changes S(0) to B, which is not a all-reduce}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P(max)]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op reduces by sum but the operand holds P(max) partials}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P(max)]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2, "b"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [S(0), S(0)]>>) {
+  // expected-error @+1 {{'pc.all_gather' op cannot change [S(0), S(0)] to [B, S(0)]: mesh axis 1 after the group splits dim 0, which the change touches; change that axis first}}
+  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<8xf32, #pc.sbp<@m, [S(0), S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [B, S(0)]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2, "b"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P(max), P]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op cannot change [P(max), P] to [B, P]: mesh axis 1 after the group holds P partials, which must be reduced before P(max)}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<max>} : (tensor<8xf32, #pc.sbp<@m, [P(max), P]>>) -> tensor<8xf32, #pc.sbp<@m, [B, P]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) {
+  // expected-error @+1 {{'pc.all_gather' op dim is 1 but the layouts say 0}}
+  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 1 : i64} : (tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x4xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) {
+  // expected-error @+1 {{'pc.all_to_all' op dst_dim is 0 but the layouts say 1}}
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 0 : i64} : (tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x4xf32, #pc.sbp<@m, [S(1)]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) {
+  // expected-error @+1 {{'pc.reduce_scatter' op needs #pc.sbp layouts on both the operand and the result, or on neither (the per-device form)}}
+  %0 = pc.reduce_scatter %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64, reduce = #pc.reduction<sum>} : (tensor<8x4xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [S(0)]>>) {
+  // expected-error @+1 {{'pc.local_partial' op needs `dim` when the operand entry is S(0)}}
+  %0 = pc.local_partial %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [P]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.local_partial' op makes max partials but the result holds P}}
+  %0 = pc.local_partial %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<max>} : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [P]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [S(0)]>>) {
+  // expected-error @+1 {{'pc.local_partial' op changes S(0) to P(max), which is not a local-partial}}
+  %0 = pc.local_partial %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<max>, dim = 0 : i64} : (tensor<8xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [P(max)]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_gather' op in the per-device form needs `sizes`, the group members' extents}}
+  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<4x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_gather' op local shapes 4x6 and 9x6 do not match sizes [4, 4] along dim 0}}
+  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64, sizes = array<i64: 4, 4>} : (tensor<4x6xf32>) -> tensor<9x6xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{'pc.reduce_scatter' op local shapes 4x5 and 8x6 differ outside dim 0}}
+  %0 = pc.reduce_scatter %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64, reduce = #pc.reduction<sum>, sizes = array<i64: 4, 4>} : (tensor<8x6xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8x6xf32>) {
+  // expected-error @+1 {{'pc.all_to_all' op in the per-device form needs `src_sizes` and `dst_sizes`, the group members' extents}}
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_to_all' op local shapes 4x6 and 8x2 do not match src_sizes and dst_sizes}}
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64, src_sizes = array<i64: 4, 4>, dst_sizes = array<i64: 4, 2>} : (tensor<4x6xf32>) -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_reduce' op keeps the local type, but has 'tensor<4x6xf32>' -> 'tensor<4x5xf32>'}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<4x6xf32>) -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+pc.mesh @b <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@a, [P]>>) {
+  // expected-error @+1 {{'pc.transfer' op cannot move partial values ([P] -> [B]); reduce them on the source mesh first}}
+  %0 = pc.transfer %x : (tensor<8xf32, #pc.sbp<@a, [P]>>) -> tensor<8xf32, #pc.sbp<@b, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+pc.mesh @b <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@a, [B]>>) {
+  // expected-error @+1 {{'pc.transfer' op changes the logical type from 'tensor<8xf32, #pc.sbp<@a, [B]>>' to 'tensor<4xf32, #pc.sbp<@b, [B]>>'}}
+  %0 = pc.transfer %x : (tensor<8xf32, #pc.sbp<@a, [B]>>) -> tensor<4xf32, #pc.sbp<@b, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+pc.mesh @b <["x"=2]>
+func.func @f(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'pc.send' op has the local type 'tensor<4xi32>', which is not a piece of 'tensor<8xf32, #pc.sbp<@a, [S(0)]>>'}}
+  pc.send %x {from = tensor<8xf32, #pc.sbp<@a, [S(0)]>>, to = tensor<8xf32, #pc.sbp<@b, [B]>>} : tensor<4xi32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+pc.mesh @b <["x"=2]>
+func.func @f() {
+  // expected-error @+1 {{'pc.recv' op cannot move partial values between meshes}}
+  %0 = pc.recv {from = tensor<8xf32, #pc.sbp<@a, [P]>>, to = tensor<8xf32, #pc.sbp<@b, [B]>>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+func.func @f() {
+  // expected-error @+1 {{'pc.recv' op needs `from` and `to` tensor types with #pc.sbp layouts}}
+  %0 = pc.recv {from = tensor<8xf32>, to = tensor<8xf32, #pc.sbp<@a, [B]>>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+pc.mesh @b <["x"=2]>
+func.func @f() {
+  // expected-error @+1 {{'pc.recv' op moves 'tensor<8xf32, #pc.sbp<@a, [B]>>' into 'tensor<4xf32, #pc.sbp<@b, [B]>>', which is another logical type}}
+  %0 = pc.recv {from = tensor<8xf32, #pc.sbp<@a, [B]>>, to = tensor<4xf32, #pc.sbp<@b, [B]>>} : tensor<8xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.exp' op 'pc.operand_sbps' must be an array of one #pc.sbp per operand (1)}}
+  %0 = pc.exp %x {pc.operand_sbps = []} : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.exp' op the wanted layout of operand #0 of type 'tensor<8xf32, #pc.sbp<@m, [B, B]>>': SBP [B, B] has 2 entries but mesh @m has 1 axes}}
+  %0 = pc.exp %x {pc.operand_sbps = [#pc.sbp<@m, [B, B]>]} : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+pc.mesh @n <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.exp' op result #0 is on mesh @m but operand #0 is on mesh @n}}
+  %0 = pc.exp %x {pc.operand_sbps = [#pc.sbp<@n, [B]>]} : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.ranks' lists the ranks that run a per-device program: a non-empty array<i64> on a func.func}}
+func.func @f() attributes {pc.ranks = array<i64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.graph' names the logical graph of a per-device program: a string on a func.func}}
+func.func @f() attributes {pc.graph = 1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has the unknown pc attribute '"pc.bogus"'}}
+func.func @f() attributes {pc.bogus} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.logical_type' of a argument must be a tensor type with a #pc.sbp layout}}
+func.func @f(%x: tensor<4xf32> {pc.logical_type = tensor<8xf32>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.index' of a result must be an integer}}
+func.func @f() -> (tensor<4xf32> {pc.index = "zero"}) {
+  %0 = pc.constant dense<0.0> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has the unknown pc argument attribute '"pc.other"'}}
+func.func @f(%x: tensor<4xf32> {pc.other}) {
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+pc.param @w : tensor<8xf32, #pc.sbp<@m, [S(0)]>> = #pc.init<zeros>
+func.func @f() {
+  // A per-device read is a piece of the parameter, never larger.
+  // expected-error @+1 {{'pc.get_param' op result type 'tensor<9xf32>' differs from the type 'tensor<8xf32, #pc.sbp<@m, [S(0)]>>' of parameter @w}}
+  %0 = pc.get_param @w : tensor<9xf32>
+  return
+}
