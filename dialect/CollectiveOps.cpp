@@ -74,9 +74,6 @@ LogicalResult verifyLocalPieces(Operation *op, Type pieceType, Type wholeType,
     return op->emitOpError()
            << "needs #pc.sbp layouts on both the operand and the result, or "
               "on neither (the per-device form)";
-  if (!sizes)
-    return op->emitOpError() << "in the per-device form needs `" << sizesName
-                             << "`, the group members' extents";
   auto piece = cast<RankedTensorType>(pieceType).getShape();
   auto whole = cast<RankedTensorType>(wholeType).getShape();
   if (piece.size() != whole.size() || dim < 0 ||
@@ -84,15 +81,21 @@ LogicalResult verifyLocalPieces(Operation *op, Type pieceType, Type wholeType,
     return op->emitOpError() << "dim " << dim << " does not fit shapes "
                              << shape::str(piece) << " and "
                              << shape::str(whole);
-  int64_t total = 0;
-  for (int64_t s : *sizes)
-    total += s;
-  if (whole[dim] != total || !llvm::is_contained(*sizes, piece[dim]))
+  if (piece[dim] > whole[dim])
     return op->emitOpError()
-           << "local shapes " << shape::str(piece) << " and "
-           << shape::str(whole) << " do not match " << sizesName << " ["
-           << llvm::make_range(sizes->begin(), sizes->end()) << "] along dim "
-           << dim;
+           << "local piece " << shape::str(piece) << " is larger than the "
+           << "group's whole " << shape::str(whole) << " along dim " << dim;
+  if (sizes) {
+    int64_t total = 0;
+    for (int64_t s : *sizes)
+      total += s;
+    if (whole[dim] != total || !llvm::is_contained(*sizes, piece[dim]))
+      return op->emitOpError()
+             << "local shapes " << shape::str(piece) << " and "
+             << shape::str(whole) << " do not match " << sizesName << " ["
+             << llvm::make_range(sizes->begin(), sizes->end())
+             << "] along dim " << dim;
+  }
   for (size_t d = 0; d < whole.size(); ++d)
     if (static_cast<int64_t>(d) != dim && piece[d] != whole[d])
       return op->emitOpError() << "local shapes " << shape::str(piece)
@@ -166,9 +169,6 @@ LogicalResult ReduceScatterOp::verify() {
 
 LogicalResult AllToAllOp::verify() {
   if (isLocal()) {
-    if (!getSrcSizes() || !getDstSizes())
-      return emitOpError("in the per-device form needs `src_sizes` and "
-                         "`dst_sizes`, the group members' extents");
     auto in = cast<RankedTensorType>(getInput().getType()).getShape();
     auto out = getType().getShape();
     int64_t s = getSrcDim(), d = getDstDim();
@@ -178,17 +178,25 @@ LogicalResult AllToAllOp::verify() {
       return emitOpError() << "dims " << s << " and " << d
                            << " do not fit shapes " << shape::str(in)
                            << " and " << shape::str(out);
-    int64_t srcTotal = 0, dstTotal = 0;
-    for (int64_t x : *getSrcSizes())
-      srcTotal += x;
-    for (int64_t x : *getDstSizes())
-      dstTotal += x;
-    if (out[s] != srcTotal || in[d] != dstTotal ||
-        !llvm::is_contained(*getSrcSizes(), in[s]) ||
-        !llvm::is_contained(*getDstSizes(), out[d]))
+    if (in[s] > out[s] || out[d] > in[d])
       return emitOpError() << "local shapes " << shape::str(in) << " and "
-                           << shape::str(out)
-                           << " do not match src_sizes and dst_sizes";
+                           << shape::str(out) << " are not a piece whole "
+                           << "along dim " << d << " and pieces along dim "
+                           << s;
+    if (getSrcSizes() && getDstSizes()) {
+      ArrayRef<int64_t> srcSizes = *getSrcSizes(), dstSizes = *getDstSizes();
+      int64_t srcTotal = 0, dstTotal = 0;
+      for (int64_t x : srcSizes)
+        srcTotal += x;
+      for (int64_t x : dstSizes)
+        dstTotal += x;
+      if (out[s] != srcTotal || in[d] != dstTotal ||
+          !llvm::is_contained(srcSizes, in[s]) ||
+          !llvm::is_contained(dstSizes, out[d]))
+        return emitOpError() << "local shapes " << shape::str(in) << " and "
+                             << shape::str(out)
+                             << " do not match src_sizes and dst_sizes";
+    }
     return success();
   }
   SbpEntry from, to;

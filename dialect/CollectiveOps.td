@@ -7,9 +7,10 @@
 // The ops have two forms. Before partitioning, their types are logical and
 // carry SBP encodings, and the verifier checks that the change is the op's
 // transition and keeps the meaning of the other axes. After partitioning,
-// their types are one device's local types, and `sizes` lists the extent of
-// every group member's piece along `dim`, in group order, so that uneven
-// pieces are known to every member.
+// their types are one device's local types. Every member's extent along the
+// split dim then follows from the group's whole extent (the larger of the
+// local shapes along it) by the uneven rule over the group's axes
+// (pc::groupExtents); `sizes` may list them, and must then agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,9 +66,8 @@ def PC_AllGatherOp : PC_StepOp<"all_gather"> {
     %y = pc.all_gather %x {mesh = @m, axes = array<i64: 0, 1>, dim = 0 : i64}
         : (tensor<8x4xf32, #pc.sbp<@m, [S(0), S(0)]>>)
         -> tensor<8x4xf32, #pc.sbp<@m, [B, B]>>
-    // after pc-partition, 10 rows over 4 members:
-    %y = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64,
-                           sizes = array<i64: 3, 3, 2, 2>}
+    // after pc-partition, 10 rows over 4 members (3, 3, 2, 2):
+    %y = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64}
         : (tensor<3x4xf32>) -> tensor<10x4xf32>
     ```
   }];
@@ -99,7 +99,7 @@ def PC_AllToAllOp : PC_StepOp<"all_to_all"> {
   let description = [{
     Member `i` ends with piece `i` along `dst_dim` of the group's union,
     whole along `src_dim`. After partitioning, `src_sizes` and `dst_sizes`
-    give the members' extents along the two dims.
+    may give the members' extents along the two dims.
 
     ```mlir
     %y = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64,

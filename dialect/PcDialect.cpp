@@ -50,7 +50,7 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   return op->emitOpError() << "has the unknown pc attribute '"
-                           << attr.getName() << "'";
+                           << attr.getName().getValue() << "'";
 }
 
 /// The argument and result attributes of per-device programs.
@@ -71,7 +71,7 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
     return success();
   }
   return op->emitOpError() << "has the unknown pc " << what << " attribute '"
-                           << attr.getName() << "'";
+                           << attr.getName().getValue() << "'";
 }
 
 LogicalResult pc::PcDialect::verifyRegionArgAttribute(Operation *op, unsigned,

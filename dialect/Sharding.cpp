@@ -176,6 +176,20 @@ std::vector<int64_t> groupMembers(std::span<const int64_t> meshShape,
   return members;
 }
 
+std::vector<int64_t> groupExtents(int64_t whole,
+                                  std::span<const int64_t> meshShape,
+                                  std::span<const int64_t> axes) {
+  std::vector<int64_t> extents = {whole};
+  for (int64_t a : axes) {
+    std::vector<int64_t> next;
+    for (int64_t e : extents)
+      for (int64_t i = 0; i < meshShape[a]; ++i)
+        next.push_back(splitRange(e, meshShape[a], i).size);
+    extents = std::move(next);
+  }
+  return extents;
+}
+
 int64_t groupIndex(std::span<const int64_t> meshShape,
                    std::span<const int64_t> coords,
                    std::span<const int64_t> axes) {

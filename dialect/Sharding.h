@@ -126,6 +126,15 @@ std::vector<int64_t> groupMembers(std::span<const int64_t> meshShape,
                                   std::span<const int64_t> coords,
                                   std::span<const int64_t> axes);
 
+/// The extents, in group order, of the pieces of a group over the
+/// contiguous axes `axes` that all split one dim whose whole extent (the
+/// union of the group's pieces) is `whole`: the uneven rule applied axis by
+/// axis. This is how a per-device collective knows every member's piece
+/// from its own shapes.
+std::vector<int64_t> groupExtents(int64_t whole,
+                                  std::span<const int64_t> meshShape,
+                                  std::span<const int64_t> axes);
+
 /// The index of `coords` within its group over `axes` (row-major over `axes`
 /// in the order given).
 int64_t groupIndex(std::span<const int64_t> meshShape,

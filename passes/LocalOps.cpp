@@ -20,13 +20,11 @@ std::optional<SmallVector<int64_t, 4>> RankView::coords(FlatSymbolRefAttr name) 
   auto [it, inserted] = coordCache.try_emplace(name.getAttr());
   if (!inserted)
     return it->second;
-  MeshOp mesh = meshes.lookup(name);
-  for (int64_t p = 0, n = mesh.getNumDevices(); p < n; ++p)
-    if (mesh.getRank(p) == rank) {
-      std::vector<int64_t> c = delinearize(mesh.getShape(), p);
-      it->second = SmallVector<int64_t, 4>(c.begin(), c.end());
-      break;
-    }
+  int64_t p = meshes.positionOf(name, rank);
+  if (p >= 0) {
+    std::vector<int64_t> c = delinearize(meshes.lookup(name).getShape(), p);
+    it->second = SmallVector<int64_t, 4>(c.begin(), c.end());
+  }
   return it->second;
 }
 
@@ -91,11 +89,11 @@ Value emitLocalStep(OpBuilder &b, Location loc, Value input,
   SbpAttr before = makeSbp(ctx, mesh, step.before);
   SbpAttr after = makeSbp(ctx, mesh, step.after);
   Type result = *view.localType(withSbp(type, after));
-  auto shape = type.getShape();
   auto axes = b.getDenseI64ArrayAttr(step.axes);
-  auto sizes = [&](SbpAttr sbp, int64_t dim) {
-    return b.getDenseI64ArrayAttr(view.memberExtents(shape, sbp, step.axes, dim));
-  };
+  // Members' extents follow from the local shapes and the mesh
+  // (pc::groupExtents), so the per-device form does not list them: its size
+  // does not grow with the group.
+  auto sizes = [&](SbpAttr, int64_t) { return DenseI64ArrayAttr(); };
   SbpEntry from = step.from(), to = step.to();
   auto reduction = [&](ReduceKind k) {
     return ReductionAttr::get(ctx, toReduction(k));

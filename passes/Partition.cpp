@@ -16,6 +16,7 @@
 
 #include <map>
 #include <set>
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace pc {
@@ -33,6 +34,19 @@ bool isStepOp(Operation *op) {
              LocalSliceOp, LocalPartialOp>(op);
 }
 
+/// Something whose per-device form differs between ranks of its mesh: a
+/// value type with an uneven layout, or a vocab-parallel lookup over uneven
+/// rows. Its form on a rank depends only on the rank's coordinates
+/// on `dependsOn`, so forms are computed once per distinct projection.
+struct UnevenItem {
+  Operation *op = nullptr; // an embedding; null for a value type
+  Type type;               // the value type, for value items
+  FlatSymbolRefAttr mesh;
+  SmallVector<int64_t> dependsOn;
+  std::map<SmallVector<int64_t>, int64_t> idOfProjection;
+  std::map<std::vector<int64_t>, int64_t> idOfForm;
+};
+
 class Partitioner {
 public:
   explicit Partitioner(ModuleOp module) : module(module), meshes(module) {}
@@ -41,10 +55,13 @@ public:
 
 private:
   LogicalResult check(func::FuncOp f);
-  std::string classKey(func::FuncOp f, int64_t rank,
-                       ArrayRef<FlatSymbolRefAttr> usedMeshes,
-                       ArrayRef<Value> unevenValues,
-                       ArrayRef<Operation *> unevenSteps);
+  /// The items of `f` whose forms differ between ranks, one per distinct
+  /// type or step.
+  std::vector<UnevenItem> unevenItems(func::FuncOp f);
+  /// The form of `item` on the rank seen by `view`, as numbers.
+  std::vector<int64_t> formOf(const UnevenItem &item, RankView &view);
+  std::string classKey(int64_t rank, ArrayRef<FlatSymbolRefAttr> usedMeshes,
+                       std::vector<UnevenItem> &items);
   func::FuncOp emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
                            int64_t index);
 
@@ -71,10 +88,88 @@ LogicalResult Partitioner::check(func::FuncOp f) {
   return failure(r.wasInterrupted());
 }
 
-std::string Partitioner::classKey(func::FuncOp f, int64_t rank,
+std::vector<UnevenItem> Partitioner::unevenItems(func::FuncOp f) {
+  std::vector<UnevenItem> items;
+  auto isUneven = [&](Type t) {
+    SbpAttr sbp = getSbp(t);
+    return !isEvenlySplit(cast<RankedTensorType>(t).getShape(),
+                          meshes.lookup(sbp).getShape(), sbp.getEntries());
+  };
+  auto allAxes = [&](SbpAttr sbp) {
+    SmallVector<int64_t> axes;
+    for (size_t a = 0; a < sbp.getEntries().size(); ++a)
+      axes.push_back(a);
+    return axes;
+  };
+  llvm::DenseSet<Type> seenTypes;
+  auto noteValue = [&](Value v) {
+    if (!isUneven(v.getType()) || !seenTypes.insert(v.getType()).second)
+      return;
+    UnevenItem item;
+    item.type = v.getType();
+    item.mesh = getSbp(v.getType()).getMesh();
+    item.dependsOn = allAxes(getSbp(v.getType()));
+    items.push_back(std::move(item));
+  };
+  for (BlockArgument arg : f.getArguments())
+    noteValue(arg);
+  std::set<std::tuple<const void *, const void *, const void *, const void *>>
+      seenSteps;
+  for (Operation &op : f.getBody().front()) {
+    for (Value v : op.getResults())
+      if (isa<RankedTensorType>(v.getType()))
+        noteValue(v);
+    // Steps list no member extents, so only their local shapes (value
+    // items) differ between ranks; a vocab-parallel lookup lists the rows'
+    // extents.
+    auto emb = dyn_cast<EmbeddingOp>(op);
+    if (!emb)
+      continue;
+    Value table = emb.getTable();
+    if (!isUneven(table.getType()) ||
+        !seenSteps
+             .insert({op.getName().getAsOpaquePointer(),
+                      op.getRawDictionaryAttrs().getAsOpaquePointer(),
+                      table.getType().getAsOpaquePointer(),
+                      op.getResult(0).getType().getAsOpaquePointer()})
+             .second)
+      continue;
+    UnevenItem item;
+    item.op = &op;
+    item.mesh = getSbp(table.getType()).getMesh();
+    item.dependsOn = allAxes(getSbp(table.getType()));
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+std::vector<int64_t> Partitioner::formOf(const UnevenItem &item,
+                                         RankView &view) {
+  std::vector<int64_t> form;
+  if (!item.op) {
+    for (int64_t d : view.localType(item.type)->getShape())
+      form.push_back(d);
+    return form;
+  }
+  {
+    // A vocab-parallel lookup shifts ids by the extents of the members
+    // before this one.
+    auto emb = cast<EmbeddingOp>(item.op);
+    SbpAttr table = getSbp(emb.getTable().getType());
+    SmallVector<int64_t> rowAxes;
+    for (auto [axis, e] : llvm::enumerate(table.getEntries()))
+      if (e.isSplit() && e.dim == 0)
+        rowAxes.push_back(axis);
+    for (int64_t x : view.memberExtents(emb.getTable().getType().getShape(),
+                                        table, rowAxes, 0))
+      form.push_back(x);
+  }
+  return form;
+}
+
+std::string Partitioner::classKey(int64_t rank,
                                   ArrayRef<FlatSymbolRefAttr> usedMeshes,
-                                  ArrayRef<Value> unevenValues,
-                                  ArrayRef<Operation *> unevenSteps) {
+                                  std::vector<UnevenItem> &items) {
   RankView view(meshes, rank);
   std::string key;
   auto put = [&](int64_t v) {
@@ -82,29 +177,22 @@ std::string Partitioner::classKey(func::FuncOp f, int64_t rank,
   };
   for (FlatSymbolRefAttr m : usedMeshes)
     put(view.coords(m).has_value());
-  for (Value v : unevenValues) {
-    std::optional<RankedTensorType> t = view.localType(v.getType());
-    put(t.has_value());
-    if (t)
-      for (int64_t d : t->getShape())
-        put(d);
-  }
-  // Steps whose groups see uneven pieces: the extents of every member.
-  for (Operation *op : unevenSteps) {
-    SbpAttr in = getSbp(op->getOperand(0).getType());
-    SbpAttr out = getSbp(op->getResult(0).getType());
-    if (!view.coords(in.getMesh())) {
+  for (UnevenItem &item : items) {
+    std::optional<SmallVector<int64_t, 4>> c = view.coords(item.mesh);
+    if (!c) {
       put(-1);
       continue;
     }
-    auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-    auto shape = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
-    for (size_t d = 0; d < shape.size(); ++d) {
-      for (int64_t x : view.memberExtents(shape, in, axes, d))
-        put(x);
-      for (int64_t x : view.memberExtents(shape, out, axes, d))
-        put(x);
+    SmallVector<int64_t> projection;
+    for (int64_t a : item.dependsOn)
+      projection.push_back((*c)[a]);
+    auto [it, inserted] = item.idOfProjection.try_emplace(projection, 0);
+    if (inserted) {
+      std::vector<int64_t> form = formOf(item, view);
+      it->second =
+          item.idOfForm.try_emplace(form, item.idOfForm.size()).first->second;
     }
+    put(it->second);
   }
   return key;
 }
@@ -164,35 +252,14 @@ LogicalResult Partitioner::partition(func::FuncOp f, int64_t &programs,
   if (failed(check(f)))
     return failure();
   llvm::SetVector<Attribute> meshNames;
-  SmallVector<Value> unevenValues;
-  auto note = [&](Value v) {
-    SbpAttr sbp = getSbp(v.getType());
-    meshNames.insert(sbp.getMesh());
-    auto shape = cast<RankedTensorType>(v.getType()).getShape();
-    if (!isEvenlySplit(shape, meshes.lookup(sbp).getShape(), sbp.getEntries()))
-      unevenValues.push_back(v);
-  };
+  auto noteMesh = [&](Value v) { meshNames.insert(getSbp(v.getType()).getMesh()); };
   for (BlockArgument arg : f.getArguments())
-    note(arg);
-  SmallVector<Operation *> unevenSteps;
-  for (Operation &op : f.getBody().front()) {
+    noteMesh(arg);
+  for (Operation &op : f.getBody().front())
     for (Value v : op.getResults())
-      note(v);
-    if (isStepOp(&op) || isa<EmbeddingOp>(op)) {
-      Value in = op.getOperand(isa<EmbeddingOp>(op) ? 1 : 0);
-      SbpAttr sbp = getSbp(in.getType());
-      auto shape = cast<RankedTensorType>(in.getType()).getShape();
-      bool uneven =
-          !isEvenlySplit(shape, meshes.lookup(sbp).getShape(), sbp.getEntries());
-      if (isStepOp(&op)) {
-        SbpAttr out = getSbp(op.getResult(0).getType());
-        uneven |= !isEvenlySplit(shape, meshes.lookup(out).getShape(),
-                                 out.getEntries());
-      }
-      if (uneven)
-        unevenSteps.push_back(&op);
-    }
-  }
+      if (isa<RankedTensorType>(v.getType()))
+        noteMesh(v);
+  std::vector<UnevenItem> items = unevenItems(f);
   SmallVector<FlatSymbolRefAttr> used;
   std::set<int64_t> allRanks;
   for (Attribute name : meshNames) {
@@ -208,7 +275,7 @@ LogicalResult Partitioner::partition(func::FuncOp f, int64_t &programs,
   std::vector<SmallVector<int64_t>> classes;
   for (int64_t rank : allRanks) {
     auto [it, inserted] = classOf.try_emplace(
-        classKey(f, rank, used, unevenValues, unevenSteps), classes.size());
+        classKey(rank, used, items), classes.size());
     if (inserted)
       classes.emplace_back();
     classes[it->second].push_back(rank);

@@ -22,6 +22,19 @@ MeshOp MeshCache::onlyMesh() {
   return *all.begin();
 }
 
+int64_t MeshCache::positionOf(FlatSymbolRefAttr name, int64_t rank) {
+  MeshOp mesh = lookup(name);
+  std::optional<ArrayRef<int64_t>> ranks = mesh.getRanks();
+  if (!ranks)
+    return rank >= 0 && rank < mesh.getNumDevices() ? rank : -1;
+  auto [it, inserted] = positions.try_emplace(name.getAttr());
+  if (inserted)
+    for (auto [p, r] : llvm::enumerate(*ranks))
+      it->second[r] = p;
+  auto found = it->second.find(rank);
+  return found == it->second.end() ? -1 : found->second;
+}
+
 int64_t elementBytes(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return (tensor.getElementTypeBitWidth() + 7) / 8;

@@ -19,10 +19,14 @@ public:
   MeshOp lookup(SbpAttr sbp) { return lookup(sbp.getMesh()); }
   /// The module's only mesh, or null when it has none or several.
   MeshOp onlyMesh();
+  /// The position of global rank `rank` on `mesh`, or -1 when it is not on
+  /// it. Constant time: explicit rank lists are indexed once.
+  int64_t positionOf(mlir::FlatSymbolRefAttr mesh, int64_t rank);
 
 private:
   mlir::ModuleOp module;
   llvm::DenseMap<mlir::StringAttr, MeshOp> meshes;
+  llvm::DenseMap<mlir::StringAttr, llvm::DenseMap<int64_t, int64_t>> positions;
 };
 
 /// Bytes per element of `type`'s element type.

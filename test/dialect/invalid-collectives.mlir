@@ -132,8 +132,8 @@ func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [S(0)]>>) {
 
 pc.mesh @m <["x"=2]>
 func.func @f(%x: tensor<4x6xf32>) {
-  // expected-error @+1 {{'pc.all_gather' op in the per-device form needs `sizes`, the group members' extents}}
-  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<4x6xf32>) -> tensor<8x6xf32>
+  // expected-error @+1 {{'pc.all_gather' op local piece 4x6 is larger than the group's whole 3x6 along dim 0}}
+  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<4x6xf32>) -> tensor<3x6xf32>
   return
 }
 
@@ -159,8 +159,8 @@ func.func @f(%x: tensor<8x6xf32>) {
 
 pc.mesh @m <["x"=2]>
 func.func @f(%x: tensor<8x6xf32>) {
-  // expected-error @+1 {{'pc.all_to_all' op in the per-device form needs `src_sizes` and `dst_sizes`, the group members' extents}}
-  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64} : (tensor<8x6xf32>) -> tensor<8x6xf32>
+  // expected-error @+1 {{'pc.all_to_all' op local shapes 8x6 and 4x6 are not a piece whole along dim 1 and pieces along dim 0}}
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64} : (tensor<8x6xf32>) -> tensor<4x6xf32>
   return
 }
 
@@ -169,7 +169,7 @@ func.func @f(%x: tensor<8x6xf32>) {
 pc.mesh @m <["x"=2]>
 func.func @f(%x: tensor<4x6xf32>) {
   // expected-error @+1 {{'pc.all_to_all' op local shapes 4x6 and 8x2 do not match src_sizes and dst_sizes}}
-  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64, src_sizes = array<i64: 4, 4>, dst_sizes = array<i64: 4, 2>} : (tensor<4x6xf32>) -> tensor<8x2xf32>
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64, src_sizes = array<i64: 4, 4>, dst_sizes = array<i64: 3, 2>} : (tensor<4x6xf32>) -> tensor<8x2xf32>
   return
 }
 
@@ -285,7 +285,7 @@ func.func @f() attributes {pc.graph = 1 : i64} {
 
 // -----
 
-// expected-error @+1 {{'func.func' op has the unknown pc attribute '"pc.bogus"'}}
+// expected-error @+1 {{'func.func' op has the unknown pc attribute 'pc.bogus'}}
 func.func @f() attributes {pc.bogus} {
   return
 }
@@ -307,7 +307,7 @@ func.func @f() -> (tensor<4xf32> {pc.index = "zero"}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op has the unknown pc argument attribute '"pc.other"'}}
+// expected-error @+1 {{'func.func' op has the unknown pc argument attribute 'pc.other'}}
 func.func @f(%x: tensor<4xf32> {pc.other}) {
   return
 }

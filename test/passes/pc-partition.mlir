@@ -9,7 +9,7 @@ pc.param @w : tensor<16x32xf32, #pc.sbp<@m, [B, S(1)]>> = #pc.init<zeros>
 // CHECK-SAME: attributes {pc.graph = "even", pc.ranks = array<i64: 0, 1, 2, 3>}
 // CHECK: %[[W:.*]] = pc.get_param @w : tensor<16x16xf32>
 // CHECK: %[[Y:.*]] = pc.matmul %arg0, %[[W]] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
-// CHECK: %[[G:.*]] = pc.all_gather %[[Y]] {axes = array<i64: 1>, dim = 1 : i64, mesh = @m, sizes = array<i64: 16, 16>} : (tensor<4x16xf32>) -> tensor<4x32xf32>
+// CHECK: %[[G:.*]] = pc.all_gather %[[Y]] {axes = array<i64: 1>, dim = 1 : i64, mesh = @m} : (tensor<4x16xf32>) -> tensor<4x32xf32>
 // CHECK: return %[[G]]
 // CHECK-NOT: func.func @even
 func.func @even(%x: tensor<8x16xf32, #pc.sbp<@m, [S(0), B]>>) -> tensor<8x32xf32, #pc.sbp<@m, [S(0), B]>> {
@@ -22,17 +22,18 @@ func.func @even(%x: tensor<8x16xf32, #pc.sbp<@m, [S(0), B]>>) -> tensor<8x32xf32
 // -----
 
 // 10 rows over 4: ranks 0-1 hold 3 rows and ranks 2-3 hold 2, so two
-// programs; both gather with the same member extents.
+// programs. Both gather the whole 10 rows, whose extents over the group
+// (3, 3, 2, 2) follow from it.
 pc.mesh @m <["x"=4]>
 // CHECK-LABEL: func.func @uneven.part0
 // CHECK-SAME: (%arg0: tensor<3x6xf32>
 // CHECK-SAME: pc.ranks = array<i64: 0, 1>
 // CHECK: pc.exp %arg0 : (tensor<3x6xf32>) -> tensor<3x6xf32>
-// CHECK: pc.all_gather %{{.*}} {axes = array<i64: 0>, dim = 0 : i64, mesh = @m, sizes = array<i64: 3, 3, 2, 2>} : (tensor<3x6xf32>) -> tensor<10x6xf32>
+// CHECK: pc.all_gather %{{.*}} {axes = array<i64: 0>, dim = 0 : i64, mesh = @m} : (tensor<3x6xf32>) -> tensor<10x6xf32>
 // CHECK-LABEL: func.func @uneven.part1
 // CHECK-SAME: (%arg0: tensor<2x6xf32>
 // CHECK-SAME: pc.ranks = array<i64: 2, 3>
-// CHECK: pc.all_gather %{{.*}} sizes = array<i64: 3, 3, 2, 2>} : (tensor<2x6xf32>) -> tensor<10x6xf32>
+// CHECK: pc.all_gather %{{.*}} : (tensor<2x6xf32>) -> tensor<10x6xf32>
 func.func @uneven(%x: tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<10x6xf32, #pc.sbp<@m, [B]>> {
   %e = pc.exp %x : (tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>
   %g = pc.all_gather %e {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<10x6xf32, #pc.sbp<@m, [B]>>
@@ -75,7 +76,7 @@ func.func @vocab(%ids: tensor<4xi64, #pc.sbp<@m, [B]>>, %t: tensor<100x8xf32, #p
 pc.mesh @m <["x"=2]>
 // CHECK-LABEL: func.func @constant.part0
 // CHECK: %[[C:.*]] = pc.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
-// CHECK: pc.local_slice %[[C]] {axes = array<i64: 0>, dim = 0 : i64, mesh = @m, sizes = array<i64: 2, 2>} : (tensor<4xf32>) -> tensor<2xf32>
+// CHECK: pc.local_slice %[[C]] {axes = array<i64: 0>, dim = 0 : i64, mesh = @m} : (tensor<4xf32>) -> tensor<2xf32>
 func.func @constant() -> tensor<4xf32, #pc.sbp<@m, [S(0)]>> {
   %0 = pc.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32, #pc.sbp<@m, [S(0)]>>
   return %0 : tensor<4xf32, #pc.sbp<@m, [S(0)]>>

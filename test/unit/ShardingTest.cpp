@@ -165,6 +165,23 @@ TEST(Groups, MembersAgreeOnTheOtherAxes) {
   }
 }
 
+TEST(Groups, ExtentsFollowTheUnevenRuleAxisByAxis) {
+  // 10 rows over a 2x2 group: 5 + 5, each split 3 + 2.
+  EXPECT_EQ(groupExtents(10, Shape{2, 2}, Shape{0, 1}), (Shape{3, 2, 3, 2}));
+  EXPECT_EQ(groupExtents(10, Shape{4}, Shape{0}), (Shape{3, 3, 2, 2}));
+  EXPECT_EQ(groupExtents(10, Shape{3, 2}, Shape{1}), (Shape{5, 5}));
+  // They are the local extents of the members, for any layout whose axes
+  // in the group split the dim.
+  Shape mesh = {2, 3};
+  for (int64_t n : {7, 12, 1}) {
+    Shape t = {n, 4};
+    NdSbp sbp = {S(0), S(0)};
+    Shape extents = groupExtents(n, mesh, Shape{0, 1});
+    for (int64_t r = 0; r < 6; ++r)
+      EXPECT_EQ(localShape(t, mesh, sbp, delinearize(mesh, r))[0], extents[r]);
+  }
+}
+
 /// Counts, for every element of the logical tensor, how many mesh positions
 /// hold it, and checks that each is held by exactly the product of the sizes
 /// of the mesh axes that do not split.
