@@ -23,13 +23,13 @@ LogicalResult verifyLogicalStep(Operation *op, FlatSymbolRefAttr mesh,
            << "needs #pc.sbp layouts on both the operand and the result, or "
               "on neither (the per-device form)";
   if (src.getMesh() != mesh || dst.getMesh() != mesh)
-    return op->emitOpError() << "runs on mesh " << mesh
-                             << " but its operand and result are on "
-                             << src.getMesh() << " and " << dst.getMesh();
+    return op->emitOpError()
+           << "runs on mesh " << mesh << " but its operand and result are on "
+           << src.getMesh() << " and " << dst.getMesh();
   ArrayRef<SbpEntry> a = src.getEntries(), b = dst.getEntries();
   if (a.size() != b.size())
-    return op->emitOpError() << "operand and result layouts have "
-                             << a.size() << " and " << b.size() << " entries";
+    return op->emitOpError() << "operand and result layouts have " << a.size()
+                             << " and " << b.size() << " entries";
   if (axes.empty())
     return op->emitOpError("needs at least one mesh axis in `axes`");
   for (auto [i, axis] : llvm::enumerate(axes))
@@ -46,21 +46,20 @@ LogicalResult verifyLogicalStep(Operation *op, FlatSymbolRefAttr mesh,
       return op->emitOpError() << "changes the entry of mesh axis " << axis
                                << ", which is not in axes";
     if (inGroup && (a[axis] != from || b[axis] != to))
-      return op->emitOpError() << "needs one entry before and one after on "
-                                  "all of its axes, but mesh axis "
-                               << axis << " has " << a[axis].str() << " -> "
-                               << b[axis].str();
+      return op->emitOpError()
+             << "needs one entry before and one after on "
+                "all of its axes, but mesh axis "
+             << axis << " has " << a[axis].str() << " -> " << b[axis].str();
   }
   std::optional<TransitionKind> actual = transitionKind(from, to);
   if (actual != kind)
-    return op->emitOpError() << "changes " << from.str() << " to " << to.str()
-                             << ", which is not a "
-                             << stringifyTransitionKind(kind);
+    return op->emitOpError()
+           << "changes " << from.str() << " to " << to.str()
+           << ", which is not a " << stringifyTransitionKind(kind);
   if (std::optional<std::string> error =
           checkHierarchy(a, axes.back(), from, to))
     return op->emitOpError() << "cannot change " << src.formatEntries()
-                             << " to " << dst.formatEntries() << ": "
-                             << *error;
+                             << " to " << dst.formatEntries() << ": " << *error;
   return success();
 }
 
@@ -78,9 +77,9 @@ LogicalResult verifyLocalPieces(Operation *op, Type pieceType, Type wholeType,
   auto whole = cast<RankedTensorType>(wholeType).getShape();
   if (piece.size() != whole.size() || dim < 0 ||
       dim >= static_cast<int64_t>(whole.size()))
-    return op->emitOpError() << "dim " << dim << " does not fit shapes "
-                             << shape::str(piece) << " and "
-                             << shape::str(whole);
+    return op->emitOpError()
+           << "dim " << dim << " does not fit shapes " << shape::str(piece)
+           << " and " << shape::str(whole);
   if (piece[dim] > whole[dim])
     return op->emitOpError()
            << "local piece " << shape::str(piece) << " is larger than the "
@@ -93,14 +92,14 @@ LogicalResult verifyLocalPieces(Operation *op, Type pieceType, Type wholeType,
       return op->emitOpError()
              << "local shapes " << shape::str(piece) << " and "
              << shape::str(whole) << " do not match " << sizesName << " ["
-             << llvm::make_range(sizes->begin(), sizes->end())
-             << "] along dim " << dim;
+             << llvm::make_range(sizes->begin(), sizes->end()) << "] along dim "
+             << dim;
   }
   for (size_t d = 0; d < whole.size(); ++d)
     if (static_cast<int64_t>(d) != dim && piece[d] != whole[d])
-      return op->emitOpError() << "local shapes " << shape::str(piece)
-                               << " and " << shape::str(whole)
-                               << " differ outside dim " << dim;
+      return op->emitOpError()
+             << "local shapes " << shape::str(piece) << " and "
+             << shape::str(whole) << " differ outside dim " << dim;
   return success();
 }
 
@@ -110,17 +109,17 @@ LogicalResult verifySameLocalType(Operation *op) {
            << "needs #pc.sbp layouts on both the operand and the result, or "
               "on neither (the per-device form)";
   if (op->getOperand(0).getType() != op->getResult(0).getType())
-    return op->emitOpError() << "keeps the local type, but has "
-                             << op->getOperand(0).getType() << " -> "
-                             << op->getResult(0).getType();
+    return op->emitOpError()
+           << "keeps the local type, but has " << op->getOperand(0).getType()
+           << " -> " << op->getResult(0).getType();
   return success();
 }
 
 LogicalResult expectEqual(Operation *op, StringRef what, int64_t actual,
                           int64_t expected) {
   if (actual != expected)
-    return op->emitOpError() << what << " is " << actual
-                             << " but the layouts say " << expected;
+    return op->emitOpError()
+           << what << " is " << actual << " but the layouts say " << expected;
   return success();
 }
 
@@ -176,8 +175,8 @@ LogicalResult AllToAllOp::verify() {
     if (out.size() != in.size() || s < 0 || d < 0 || s >= rank || d >= rank ||
         s == d)
       return emitOpError() << "dims " << s << " and " << d
-                           << " do not fit shapes " << shape::str(in)
-                           << " and " << shape::str(out);
+                           << " do not fit shapes " << shape::str(in) << " and "
+                           << shape::str(out);
     if (in[s] > out[s] || out[d] > in[d])
       return emitOpError() << "local shapes " << shape::str(in) << " and "
                            << shape::str(out) << " are not a piece whole "
@@ -193,9 +192,9 @@ LogicalResult AllToAllOp::verify() {
       if (out[s] != srcTotal || in[d] != dstTotal ||
           !llvm::is_contained(srcSizes, in[s]) ||
           !llvm::is_contained(dstSizes, out[d]))
-        return emitOpError() << "local shapes " << shape::str(in) << " and "
-                             << shape::str(out)
-                             << " do not match src_sizes and dst_sizes";
+        return emitOpError()
+               << "local shapes " << shape::str(in) << " and "
+               << shape::str(out) << " do not match src_sizes and dst_sizes";
     }
     return success();
   }
@@ -234,8 +233,7 @@ LogicalResult LocalPartialOp::verify() {
                          << " partials but the result holds " << to.str();
   if (from.isSplit() != getDim().has_value())
     return emitOpError() << (from.isSplit() ? "needs" : "must not have")
-                         << " `dim` when the operand entry is "
-                         << from.str();
+                         << " `dim` when the operand entry is " << from.str();
   if (getDim())
     return expectEqual(*this, "dim", *getDim(), from.dim);
   return success();
@@ -247,8 +245,7 @@ LogicalResult TransferOp::verify() {
     return emitOpError("needs #pc.sbp layouts on the operand and the result");
   if (src.hasPartial() || dst.hasPartial())
     return emitOpError() << "cannot move partial values ("
-                         << src.formatEntries() << " -> "
-                         << dst.formatEntries()
+                         << src.formatEntries() << " -> " << dst.formatEntries()
                          << "); reduce them on the source mesh first";
   auto a = cast<RankedTensorType>(getInput().getType());
   if (a.getShape() != getType().getShape() ||

@@ -32,9 +32,9 @@ LogicalResult verifyResult(Operation *op, FailureOr<shape::Shape> shape,
            << "result shape " << shape::str(result.getShape())
            << " does not match the inferred shape " << shape::str(*shape);
   if (result.getElementType() != elem)
-    return op->emitOpError() << "result element type "
-                             << result.getElementType() << " should be "
-                             << elem;
+    return op->emitOpError()
+           << "result element type " << result.getElementType() << " should be "
+           << elem;
   return success();
 }
 
@@ -119,7 +119,8 @@ LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 
 LogicalResult LayerNormOp::verify() {
   auto emit = [&] { return emitOpError(); };
-  if (failed(verifySameElementType(*this, {getInput(), getGamma(), getBeta()})) ||
+  if (failed(
+          verifySameElementType(*this, {getInput(), getGamma(), getBeta()})) ||
       failed(verifyEpsilon(*this, getEpsilon().convertToDouble())) ||
       failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
                                    shapeOf(getGamma()), "gamma", emit)) ||
@@ -151,8 +152,7 @@ LogicalResult ReshapeOp::verify() {
                          << " (" << in.getNumElements() << " elements) to "
                          << shape::str(out.getShape()) << " ("
                          << out.getNumElements() << " elements)";
-  return verifyResult(*this, shape::Shape(out.getShape()),
-                      in.getElementType());
+  return verifyResult(*this, shape::Shape(out.getShape()), in.getElementType());
 }
 
 LogicalResult TransposeOp::verify() {
@@ -173,8 +173,8 @@ LogicalResult BroadcastToOp::verify() {
 
 LogicalResult SliceOp::verify() {
   return verifyResult(*this,
-                      shape::slice(shapeOf(getInput()), getStart(),
-                                   getLimit(), [&] { return emitOpError(); }),
+                      shape::slice(shapeOf(getInput()), getStart(), getLimit(),
+                                   [&] { return emitOpError(); }),
                       elemOf(getInput()));
 }
 
@@ -187,8 +187,7 @@ LogicalResult ConcatOp::verify() {
   for (Value v : getInputs())
     shapes.push_back(shapeOf(v));
   return verifyResult(
-      *this,
-      shape::concat(shapes, getAxis(), [&] { return emitOpError(); }),
+      *this, shape::concat(shapes, getAxis(), [&] { return emitOpError(); }),
       elemOf(getInputs().front()));
 }
 
@@ -200,11 +199,11 @@ LogicalResult EmbeddingOp::verify() {
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  return verifyResult(
-      *this,
-      shape::crossEntropy(shapeOf(getLogits()), shapeOf(getLabels()),
-                          [&] { return emitOpError(); }),
-      elemOf(getLogits()));
+  return verifyResult(*this,
+                      shape::crossEntropy(shapeOf(getLogits()),
+                                          shapeOf(getLabels()),
+                                          [&] { return emitOpError(); }),
+                      elemOf(getLogits()));
 }
 
 LogicalResult CastOp::verify() {

@@ -26,7 +26,8 @@ ParseResult MeshOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<int64_t> shape;
   if (parser.parseLess() ||
       parser.parseCommaSeparatedList(
-          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+          OpAsmParser::Delimiter::Square,
+          [&]() -> ParseResult {
             std::string axis;
             int64_t size;
             if (parser.parseString(&axis) || parser.parseEqual() ||
@@ -73,9 +74,8 @@ void MeshOp::print(OpAsmPrinter &p) {
   p << ' ';
   p.printSymbolName(getSymName());
   p << " <[";
-  for (auto [i, name, size] :
-       llvm::enumerate(getAxisNames().getAsValueRange<StringAttr>(),
-                       getShape())) {
+  for (auto [i, name, size] : llvm::enumerate(
+           getAxisNames().getAsValueRange<StringAttr>(), getShape())) {
     if (i)
       p << ", ";
     p.printString(name);
@@ -160,8 +160,7 @@ LogicalResult ParamOp::verify() {
                          << ", which is not a #pc.sbp layout";
   InitKind kind = getInit().getKind();
   bool random = kind == InitKind::normal ||
-                kind == InitKind::truncated_normal ||
-                kind == InitKind::uniform;
+                kind == InitKind::truncated_normal || kind == InitKind::uniform;
   if (random && !isa<FloatType>(type.getElementType()))
     return emitOpError() << "initializer " << getInit()
                          << " needs a floating-point parameter, not " << type;
@@ -190,13 +189,12 @@ LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbols) {
   // out parameter: no encoding, the same element type and rank, and no dim
   // larger than the logical one.
   RankedTensorType logical = param.getTensorType(), local = getType();
-  bool isPiece = getSbp(logical) && !getSbp(local) &&
-                 logical.getElementType() == local.getElementType() &&
-                 logical.getRank() == local.getRank() &&
-                 llvm::all_of(llvm::zip(logical.getShape(), local.getShape()),
-                              [](auto p) {
-                                return std::get<1>(p) <= std::get<0>(p);
-                              });
+  bool isPiece =
+      getSbp(logical) && !getSbp(local) &&
+      logical.getElementType() == local.getElementType() &&
+      logical.getRank() == local.getRank() &&
+      llvm::all_of(llvm::zip(logical.getShape(), local.getShape()),
+                   [](auto p) { return std::get<1>(p) <= std::get<0>(p); });
   if (!isPiece)
     return emitOpError() << "result type " << getType()
                          << " differs from the type " << param.getType()

@@ -76,19 +76,19 @@ Attribute SbpAttr::parse(AsmParser &parser, Type) {
   if (parser.parseLess() || parser.parseSymbolName(meshName) ||
       parser.parseComma())
     return {};
-  if (parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square, [&]() -> ParseResult {
-            SbpEntry e;
-            if (parseSbpEntry(parser, e))
-              return failure();
-            entries.push_back(e);
-            return success();
-          }))
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     [&]() -> ParseResult {
+                                       SbpEntry e;
+                                       if (parseSbpEntry(parser, e))
+                                         return failure();
+                                       entries.push_back(e);
+                                       return success();
+                                     }))
     return {};
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<SbpAttr>(
-      parser.getContext(), FlatSymbolRefAttr::get(meshName), entries);
+  return parser.getChecked<SbpAttr>(parser.getContext(),
+                                    FlatSymbolRefAttr::get(meshName), entries);
 }
 
 void SbpAttr::print(AsmPrinter &printer) const {
@@ -134,9 +134,7 @@ bool SbpAttr::hasSplit() const {
   return llvm::any_of(getEntries(), [](SbpEntry e) { return e.isSplit(); });
 }
 
-std::string SbpAttr::formatEntries() const {
-  return formatNdSbp(getEntries());
-}
+std::string SbpAttr::formatEntries() const { return formatNdSbp(getEntries()); }
 
 //===----------------------------------------------------------------------===//
 // InitAttr
@@ -252,8 +250,8 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#pc.init<" << stringifyInitKind(kind)
                        << "> needs std > 0, not " << y;
   if (kind == InitKind::uniform && !(x < y))
-    return emitError() << "#pc.init<uniform> needs low < high, not low = "
-                       << x << " and high = " << y;
+    return emitError() << "#pc.init<uniform> needs low < high, not low = " << x
+                       << " and high = " << y;
   return success();
 }
 

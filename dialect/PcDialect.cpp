@@ -16,7 +16,7 @@ void pc::PcDialect::initialize() {
 }
 
 LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
-                                                     NamedAttribute attr) {
+                                                      NamedAttribute attr) {
   if (attr.getName() == kOperandSbpsAttrName) {
     auto wants = dyn_cast<ArrayAttr>(attr.getValue());
     if (!wants || wants.size() != op->getNumOperands() ||
@@ -27,10 +27,10 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
              << op->getNumOperands() << ")";
     for (auto [i, want, v] : llvm::enumerate(wants, op->getOperands())) {
       auto tensor = dyn_cast<RankedTensorType>(v.getType());
-      if (!tensor ||
-          failed(cast<SbpAttr>(want).verifyEncoding(
-              tensor.getShape(), tensor.getElementType(),
-              [&] { return op->emitOpError() << "operand #" << i << ": "; })))
+      if (!tensor || failed(cast<SbpAttr>(want).verifyEncoding(
+                         tensor.getShape(), tensor.getElementType(), [&] {
+                           return op->emitOpError() << "operand #" << i << ": ";
+                         })))
         return failure();
     }
     return success();
@@ -58,8 +58,8 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                      StringRef what) {
   if (attr.getName() == "pc.index") {
     if (!isa<IntegerAttr>(attr.getValue()))
-      return op->emitOpError() << "'pc.index' of a " << what
-                               << " must be an integer";
+      return op->emitOpError()
+             << "'pc.index' of a " << what << " must be an integer";
     return success();
   }
   if (attr.getName() == "pc.logical_type") {
@@ -75,13 +75,13 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
 }
 
 LogicalResult pc::PcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
-                                                     unsigned,
-                                                     NamedAttribute attr) {
+                                                      unsigned,
+                                                      NamedAttribute attr) {
   return verifyValueAttr(op, attr, "argument");
 }
 
 LogicalResult pc::PcDialect::verifyRegionResultAttribute(Operation *op,
-                                                        unsigned, unsigned,
-                                                        NamedAttribute attr) {
+                                                         unsigned, unsigned,
+                                                         NamedAttribute attr) {
   return verifyValueAttr(op, attr, "result");
 }

@@ -28,9 +28,8 @@ LogicalResult pc::verifyTensorTypes(Operation *op) {
     if (!tensor)
       return success();
     if (!tensor.hasStaticShape())
-      return op->emitOpError()
-             << what << " has the dynamic shape " << t
-             << "; pc needs static shapes to plan layouts";
+      return op->emitOpError() << what << " has the dynamic shape " << t
+                               << "; pc needs static shapes to plan layouts";
     if (tensor.getEncoding() && !isa<SbpAttr>(tensor.getEncoding()))
       return op->emitOpError()
              << what << " has the encoding " << tensor.getEncoding()
@@ -63,9 +62,8 @@ LogicalResult pc::verifySameMesh(Operation *op) {
     return success();
   };
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-    SbpAttr sbp = wants && i < wants.size()
-                      ? dyn_cast<SbpAttr>(wants[i])
-                      : getSbp(v.getType());
+    SbpAttr sbp = wants && i < wants.size() ? dyn_cast<SbpAttr>(wants[i])
+                                            : getSbp(v.getType());
     if (failed(check(sbp, "operand #" + Twine(i))))
       return failure();
   }
@@ -86,9 +84,9 @@ LogicalResult pc::verifySbpType(Operation *op, Type type, const Twine &what,
                              << " refers to unknown mesh " << sbp.getMesh();
   auto mesh = dyn_cast<MeshOp>(symbol);
   if (!mesh)
-    return op->emitOpError() << what << " of type " << type << " refers to "
-                             << sbp.getMesh() << ", which is a '"
-                             << symbol->getName() << "', not a pc.mesh";
+    return op->emitOpError()
+           << what << " of type " << type << " refers to " << sbp.getMesh()
+           << ", which is a '" << symbol->getName() << "', not a pc.mesh";
   auto tensor = cast<RankedTensorType>(type);
   std::string meshName = "mesh @" + sbp.getMesh().getValue().str();
   if (std::optional<std::string> error = checkNdSbp(

@@ -25,8 +25,8 @@ std::string str(ArrayRef<int64_t> shape) {
 FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank, StringRef what,
                                  EmitErrorFn emitError) {
   if (axis < -rank || axis >= rank) {
-    emitError() << what << " " << axis << " is out of range for a rank-"
-                << rank << " tensor";
+    emitError() << what << " " << axis << " is out of range for a rank-" << rank
+                << " tensor";
     return failure();
   }
   return axis < 0 ? axis + rank : axis;
@@ -81,10 +81,9 @@ FailureOr<Shape> matmul(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
                 << (transposeRhs ? " (transposed)" : "") << " has k = " << k2;
     return failure();
   }
-  FailureOr<Shape> batch =
-      broadcast(lhs.drop_back(2), rhs.drop_back(2), [&] {
-        return emitError() << "batch dims: ";
-      });
+  FailureOr<Shape> batch = broadcast(lhs.drop_back(2), rhs.drop_back(2), [&] {
+    return emitError() << "batch dims: ";
+  });
   if (failed(batch))
     return failure();
   batch->push_back(m);
@@ -127,8 +126,8 @@ FailureOr<Shape> transpose(ArrayRef<int64_t> input, ArrayRef<int64_t> perm,
                            EmitErrorFn emitError) {
   int64_t rank = input.size();
   if (static_cast<int64_t>(perm.size()) != rank) {
-    emitError() << "perm has " << perm.size() << " entries for a rank-"
-                << rank << " tensor";
+    emitError() << "perm has " << perm.size() << " entries for a rank-" << rank
+                << " tensor";
     return failure();
   }
   SmallBitVector seen(rank);
@@ -208,15 +207,14 @@ FailureOr<Shape> embedding(ArrayRef<int64_t> ids, ArrayRef<int64_t> table,
 }
 
 FailureOr<Shape> crossEntropy(ArrayRef<int64_t> logits,
-                              ArrayRef<int64_t> labels,
-                              EmitErrorFn emitError) {
+                              ArrayRef<int64_t> labels, EmitErrorFn emitError) {
   if (logits.empty()) {
     emitError() << "logits need a class dim, but are a scalar";
     return failure();
   }
   if (labels != logits.drop_back()) {
-    emitError() << "labels have shape " << str(labels)
-                << " but logits " << str(logits) << " need labels of shape "
+    emitError() << "labels have shape " << str(labels) << " but logits "
+                << str(logits) << " need labels of shape "
                 << str(logits.drop_back());
     return failure();
   }
@@ -232,8 +230,8 @@ FailureOr<int64_t> normalizedDims(ArrayRef<int64_t> input, int64_t axis,
   if (param != input.drop_front(*a)) {
     emitError() << what << " has shape " << str(param)
                 << " but must have the normalized shape "
-                << str(input.drop_front(*a)) << " (dims " << *a
-                << " and on of " << str(input) << ")";
+                << str(input.drop_front(*a)) << " (dims " << *a << " and on of "
+                << str(input) << ")";
     return failure();
   }
   return a;

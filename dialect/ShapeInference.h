@@ -40,11 +40,10 @@ llvm::FailureOr<Shape> matmul(llvm::ArrayRef<int64_t> lhs,
                               bool transposeRhs, EmitErrorFn emitError);
 
 /// Also returns the normalized axes through `normalized` when non-null.
-llvm::FailureOr<Shape> reduce(llvm::ArrayRef<int64_t> input,
-                              llvm::ArrayRef<int64_t> axes, bool keepdim,
-                              EmitErrorFn emitError,
-                              llvm::SmallVectorImpl<int64_t> *normalized =
-                                  nullptr);
+llvm::FailureOr<Shape>
+reduce(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> axes,
+       bool keepdim, EmitErrorFn emitError,
+       llvm::SmallVectorImpl<int64_t> *normalized = nullptr);
 
 llvm::FailureOr<Shape> transpose(llvm::ArrayRef<int64_t> input,
                                  llvm::ArrayRef<int64_t> perm,

@@ -89,10 +89,10 @@ int64_t linearize(std::span<const int64_t> meshShape,
   return index;
 }
 
-std::optional<std::string>
-checkNdSbp(std::span<const int64_t> logicalShape,
-           std::span<const int64_t> meshShape, std::span<const SbpEntry> sbp,
-           std::string_view meshName) {
+std::optional<std::string> checkNdSbp(std::span<const int64_t> logicalShape,
+                                      std::span<const int64_t> meshShape,
+                                      std::span<const SbpEntry> sbp,
+                                      std::string_view meshName) {
   if (sbp.size() != meshShape.size())
     return "SBP " + formatNdSbp(sbp) + " has " + std::to_string(sbp.size()) +
            " entries but " + std::string(meshName) + " has " +
@@ -115,8 +115,8 @@ checkNdSbp(std::span<const int64_t> logicalShape,
 }
 
 Box localBox(std::span<const int64_t> logicalShape,
-             std::span<const int64_t> meshShape,
-             std::span<const SbpEntry> sbp, std::span<const int64_t> coords) {
+             std::span<const int64_t> meshShape, std::span<const SbpEntry> sbp,
+             std::span<const int64_t> coords) {
   assert(!checkNdSbp(logicalShape, meshShape, sbp));
   assert(coords.size() == meshShape.size());
   Box box{std::vector<int64_t>(logicalShape.size(), 0),
@@ -255,9 +255,8 @@ std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
                                           int64_t lastAxis, SbpEntry from,
                                           SbpEntry to) {
   for (size_t c = lastAxis + 1; c < state.size(); ++c) {
-    if (state[c].isSplit() &&
-        ((from.isSplit() && from.dim == state[c].dim) ||
-         (to.isSplit() && to.dim == state[c].dim)))
+    if (state[c].isSplit() && ((from.isSplit() && from.dim == state[c].dim) ||
+                               (to.isSplit() && to.dim == state[c].dim)))
       return "mesh axis " + std::to_string(c) + " after the group splits dim " +
              std::to_string(state[c].dim) +
              ", which the change touches; change that axis first";

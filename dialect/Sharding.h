@@ -44,7 +44,9 @@ struct SbpEntry {
   /// The split tensor dim of a Split entry; 0 otherwise.
   int32_t dim = 0;
 
-  static SbpEntry split(int32_t dim) { return {Kind::Split, ReduceKind::Sum, dim}; }
+  static SbpEntry split(int32_t dim) {
+    return {Kind::Split, ReduceKind::Sum, dim};
+  }
   static SbpEntry broadcast() { return {}; }
   static SbpEntry partial(ReduceKind reduce = ReduceKind::Sum) {
     return {Kind::Partial, reduce, 0};
@@ -94,17 +96,17 @@ struct Box {
 /// Returns a description of why `sbp` cannot lay out a tensor of
 /// `logicalShape` on a mesh of `meshShape`, or nullopt when it can.
 /// `meshName` names the mesh in the description.
-std::optional<std::string>
-checkNdSbp(std::span<const int64_t> logicalShape,
-           std::span<const int64_t> meshShape, std::span<const SbpEntry> sbp,
-           std::string_view meshName = "the mesh");
+std::optional<std::string> checkNdSbp(std::span<const int64_t> logicalShape,
+                                      std::span<const int64_t> meshShape,
+                                      std::span<const SbpEntry> sbp,
+                                      std::string_view meshName = "the mesh");
 
 /// The box that the mesh position `coords` holds. Broadcast and Partial
 /// entries keep the whole current range; a Partial position holds a
 /// full-shape partial value. Requires checkNdSbp(...) == nullopt.
 Box localBox(std::span<const int64_t> logicalShape,
-             std::span<const int64_t> meshShape,
-             std::span<const SbpEntry> sbp, std::span<const int64_t> coords);
+             std::span<const int64_t> meshShape, std::span<const SbpEntry> sbp,
+             std::span<const int64_t> coords);
 
 /// localBox(...).sizes.
 std::vector<int64_t> localShape(std::span<const int64_t> logicalShape,

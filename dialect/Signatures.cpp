@@ -91,7 +91,7 @@ void unary(Shapes in, int64_t axisSize, Sigs &out, bool linear) {
 //===----------------------------------------------------------------------===//
 
 #define PC_UNARY(OP, LINEAR, FLOPS)                                            \
-  void OP::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) { \
+  void OP::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) {  \
     unary(in, axisSize, out, LINEAR);                                          \
   }                                                                            \
   double OP::getComputeCost() { return FLOPS * numel(getType()); }
@@ -317,8 +317,7 @@ void BroadcastToOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
 }
 double BroadcastToOp::getComputeCost() { return 0; }
 
-void SliceOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
-                               Sigs &out) {
+void SliceOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) {
   addReplicated(out, 1, 1);
   add(out, {P()}, {P()});
   for (int64_t d = 0, r = in[0].size(); d < r; ++d)

@@ -14,8 +14,9 @@ Value emitStep(OpBuilder &b, Location loc, Value input, FlatSymbolRefAttr mesh,
   SbpEntry from = step.from(), to = step.to();
   switch (step.kind) {
   case TransitionKind::AllReduce:
-    return AllReduceOp::create(b, loc, type, input, mesh, axes,
-                               ReductionAttr::get(ctx, toReduction(from.reduce)));
+    return AllReduceOp::create(
+        b, loc, type, input, mesh, axes,
+        ReductionAttr::get(ctx, toReduction(from.reduce)));
   case TransitionKind::AllGather:
     return AllGatherOp::create(b, loc, type, input, mesh, axes,
                                b.getI64IntegerAttr(from.dim),
@@ -25,10 +26,9 @@ Value emitStep(OpBuilder &b, Location loc, Value input, FlatSymbolRefAttr mesh,
         b, loc, type, input, mesh, axes, b.getI64IntegerAttr(to.dim),
         ReductionAttr::get(ctx, toReduction(from.reduce)), DenseI64ArrayAttr());
   case TransitionKind::AllToAll:
-    return AllToAllOp::create(b, loc, type, input, mesh, axes,
-                              b.getI64IntegerAttr(from.dim),
-                              b.getI64IntegerAttr(to.dim), DenseI64ArrayAttr(),
-                              DenseI64ArrayAttr());
+    return AllToAllOp::create(
+        b, loc, type, input, mesh, axes, b.getI64IntegerAttr(from.dim),
+        b.getI64IntegerAttr(to.dim), DenseI64ArrayAttr(), DenseI64ArrayAttr());
   case TransitionKind::LocalSlice:
     return LocalSliceOp::create(b, loc, type, input, mesh, axes,
                                 b.getI64IntegerAttr(to.dim),

@@ -60,7 +60,8 @@ Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
                      std::span<const int64_t> meshShape,
                      std::span<const SbpEntry> src,
                      std::span<const SbpEntry> dst) {
-  assert(!checkNdSbp(shape, meshShape, src) && !checkNdSbp(shape, meshShape, dst));
+  assert(!checkNdSbp(shape, meshShape, src) &&
+         !checkNdSbp(shape, meshShape, dst));
   Plan result;
   if (std::equal(src.begin(), src.end(), dst.begin(), dst.end()))
     return result;
@@ -94,7 +95,8 @@ Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
     Node node = queue.top();
     queue.pop();
     Visit &here = visits[node.key];
-    if (node.cost > here.cost || (node.cost == here.cost && node.steps > here.steps))
+    if (node.cost > here.cost ||
+        (node.cost == here.cost && node.steps > here.steps))
       continue;
     if (node.key == dstKey)
       break;
@@ -174,8 +176,8 @@ namespace {
 
 /// Every way of replacing the partial entries of `sbp` by B or a split, in a
 /// fixed order; `sbp` itself when it has none.
-std::vector<std::vector<SbpEntry>> withoutPartials(std::span<const SbpEntry> sbp,
-                                                   size_t rank) {
+std::vector<std::vector<SbpEntry>>
+withoutPartials(std::span<const SbpEntry> sbp, size_t rank) {
   std::vector<std::vector<SbpEntry>> out = {{sbp.begin(), sbp.end()}};
   for (size_t a = 0; a < sbp.size(); ++a) {
     if (!sbp[a].isPartial())
@@ -223,7 +225,8 @@ TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
         holders;
     std::vector<Box> srcBoxes;
     for (int64_t q = 0; q < srcCount; ++q) {
-      Box b = localBox(shape, srcMesh.shape, sent, delinearize(srcMesh.shape, q));
+      Box b =
+          localBox(shape, srcMesh.shape, sent, delinearize(srcMesh.shape, q));
       holders[{b.offsets, b.sizes}].push_back(q);
     }
     for (const auto &received : withoutPartials(dst, shape.size())) {
@@ -238,8 +241,8 @@ TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
       std::vector<Transfer> transfers;
       int64_t worst = 0;
       for (int64_t p = 0; p < dstCount; ++p) {
-        Box want =
-            localBox(shape, dstMesh.shape, received, delinearize(dstMesh.shape, p));
+        Box want = localBox(shape, dstMesh.shape, received,
+                            delinearize(dstMesh.shape, p));
         int64_t bytes = 0;
         for (const auto &[piece, who] : holders) {
           Box have{piece.first, piece.second};
@@ -259,8 +262,9 @@ TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
         }
         worst = std::max(worst, bytes);
       }
-      bool communicates = std::any_of(transfers.begin(), transfers.end(),
-                                      [](const Transfer &t) { return !t.local; });
+      bool communicates =
+          std::any_of(transfers.begin(), transfers.end(),
+                      [](const Transfer &t) { return !t.local; });
       double cost = pre.cost + post.cost + static_cast<double>(worst) +
                     (communicates ? params.latencyBytes : 0.0);
       if (cost < best.cost) {

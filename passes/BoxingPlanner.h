@@ -1,4 +1,5 @@
-//===- BoxingPlanner.h - Cheapest collective sequences between SBPs -*- C++ -*-===//
+//===- BoxingPlanner.h - Cheapest collective sequences between SBPs -*- C++
+//-*-===//
 //
 // Plans the conversion of a tensor from one nd-SBP to another on one mesh as
 // the cheapest sequence of steps (collectives and local ops), and between two
@@ -83,8 +84,8 @@ public:
 
   /// The cost of plan(...), cached.
   double cost(std::span<const int64_t> shape, int64_t elemBytes,
-              std::span<const int64_t> meshShape,
-              std::span<const SbpEntry> src, std::span<const SbpEntry> dst) {
+              std::span<const int64_t> meshShape, std::span<const SbpEntry> src,
+              std::span<const SbpEntry> dst) {
     return plan(shape, elemBytes, meshShape, src, dst).cost;
   }
 
@@ -99,8 +100,8 @@ public:
 
 private:
   Plan search(std::span<const int64_t> shape, int64_t elemBytes,
-              std::span<const int64_t> meshShape,
-              std::span<const SbpEntry> src, std::span<const SbpEntry> dst);
+              std::span<const int64_t> meshShape, std::span<const SbpEntry> src,
+              std::span<const SbpEntry> dst);
 
   CostParams params;
   std::unordered_map<std::string, Plan> cache;

@@ -53,8 +53,8 @@ struct BoxingReportPass : public pc::impl::BoxingReportBase<BoxingReportPass> {
       RankedTensorType type = op.getType();
       int64_t elem = elementBytes(type);
       MeshOp srcMesh = meshes.lookup(src), dstMesh = meshes.lookup(dst);
-      os << "boxing #" << index++ << " " << op.getLoc() << ": " << type
-         << " " << src.formatEntries() << " on " << src.getMesh() << " -> "
+      os << "boxing #" << index++ << " " << op.getLoc() << ": " << type << " "
+         << src.formatEntries() << " on " << src.getMesh() << " -> "
          << dst.formatEntries() << " on " << dst.getMesh() << "\n";
 
       // Per global rank: bytes sent and received.
@@ -66,9 +66,9 @@ struct BoxingReportPass : public pc::impl::BoxingReportBase<BoxingReportPass> {
           os << "  " << step.str() << "\n";
         collectives += plan.numCollectives();
         for (int64_t p = 0, n = mesh.getNumDevices(); p < n; ++p) {
-          boxing::RankBytes b = boxing::planBytes(
-              plan, type.getShape(), elem, mesh.getShape(),
-              delinearize(mesh.getShape(), p));
+          boxing::RankBytes b =
+              boxing::planBytes(plan, type.getShape(), elem, mesh.getShape(),
+                                delinearize(mesh.getShape(), p));
           bytes[mesh.getRank(p)].first += b.sent;
           bytes[mesh.getRank(p)].second += b.received;
         }

@@ -79,8 +79,9 @@ double planningCost(const Step &step, std::span<const int64_t> shape,
     return params.localStepCost;
   std::vector<int64_t> origin(meshShape.size(), 0);
   std::vector<SbpEntry> u = groupUnion(step.before, step.axes);
-  double t = static_cast<double>(product(localShape(shape, meshShape, u, origin))) *
-             elemBytes;
+  double t =
+      static_cast<double>(product(localShape(shape, meshShape, u, origin))) *
+      elemBytes;
   double n = static_cast<double>(groupSize(meshShape, step.axes));
   double bytes = 0;
   switch (step.kind) {

@@ -11,12 +11,12 @@
 
 #include "passes/LocalOps.h"
 
-
 using namespace mlir;
 
 namespace pc {
 
-std::optional<SmallVector<int64_t, 4>> RankView::coords(FlatSymbolRefAttr name) {
+std::optional<SmallVector<int64_t, 4>>
+RankView::coords(FlatSymbolRefAttr name) {
   auto [it, inserted] = coordCache.try_emplace(name.getAttr());
   if (!inserted)
     return it->second;
@@ -36,21 +36,21 @@ std::optional<RankedTensorType> RankView::localType(Type type) {
   auto c = coords(sbp.getMesh());
   if (!c)
     return std::nullopt;
-  std::vector<int64_t> shape =
-      localShape(tensor.getShape(), meshes.lookup(sbp).getShape(),
-                 sbp.getEntries(), *c);
+  std::vector<int64_t> shape = localShape(
+      tensor.getShape(), meshes.lookup(sbp).getShape(), sbp.getEntries(), *c);
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
 SmallVector<int64_t> RankView::memberExtents(ArrayRef<int64_t> shape,
-                                             SbpAttr sbp, ArrayRef<int64_t> axes,
+                                             SbpAttr sbp,
+                                             ArrayRef<int64_t> axes,
                                              int64_t dim) {
   ArrayRef<int64_t> meshShape = meshes.lookup(sbp).getShape();
   SmallVector<int64_t> out;
   for (int64_t m : groupMembers(meshShape, *coords(sbp.getMesh()), axes))
-    out.push_back(localBox(shape, meshShape, sbp.getEntries(),
-                           delinearize(meshShape, m))
-                      .sizes[dim]);
+    out.push_back(
+        localBox(shape, meshShape, sbp.getEntries(), delinearize(meshShape, m))
+            .sizes[dim]);
   return out;
 }
 
@@ -107,9 +107,9 @@ Value emitLocalStep(OpBuilder &b, Location loc, Value input,
                                b.getI64IntegerAttr(from.dim),
                                sizes(before, from.dim));
   case TransitionKind::ReduceScatter:
-    return ReduceScatterOp::create(b, loc, result, input, mesh, axes,
-                                   b.getI64IntegerAttr(to.dim),
-                                   reduction(from.reduce), sizes(after, to.dim));
+    return ReduceScatterOp::create(
+        b, loc, result, input, mesh, axes, b.getI64IntegerAttr(to.dim),
+        reduction(from.reduce), sizes(after, to.dim));
   case TransitionKind::AllToAll:
     return AllToAllOp::create(b, loc, result, input, mesh, axes,
                               b.getI64IntegerAttr(from.dim),
@@ -211,9 +211,9 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
         splitReduced |= e.isSplit() && e.dim == d;
     }
     if (splitReduced) {
-      Value sum = ReduceSumOp::create(b, loc, resultType,
-                                      map.lookup(mean.getInput()),
-                                      mean.getAxesAttr(), mean.getKeepdimAttr());
+      Value sum =
+          ReduceSumOp::create(b, loc, resultType, map.lookup(mean.getInput()),
+                              mean.getAxesAttr(), mean.getKeepdimAttr());
       auto elem = cast<RankedTensorType>(resultType).getElementType();
       auto scalar = RankedTensorType::get({}, elem);
       Value scale = ConstantOp::create(
@@ -244,7 +244,8 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
       auto idsType = cast<RankedTensorType>(ids.getType());
       if (!idsType.getElementType().isInteger(64))
         offset = CastOp::create(
-            b, loc, RankedTensorType::get({}, idsType.getElementType()), offset);
+            b, loc, RankedTensorType::get({}, idsType.getElementType()),
+            offset);
       Value shifted = SubOp::create(b, loc, idsType, ids, offset);
       auto local = EmbeddingOp::create(b, loc, resultType, shifted,
                                        map.lookup(emb.getTable()));

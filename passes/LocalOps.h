@@ -17,7 +17,8 @@ public:
 
   int64_t getRank() const { return rank; }
   /// The rank's mesh coordinates on `mesh`, or nullopt when it is not on it.
-  std::optional<llvm::SmallVector<int64_t, 4>> coords(mlir::FlatSymbolRefAttr mesh);
+  std::optional<llvm::SmallVector<int64_t, 4>>
+  coords(mlir::FlatSymbolRefAttr mesh);
   /// The rank's local type of a value of logical `type`, or nullopt when the
   /// value does not live on the rank.
   std::optional<mlir::RankedTensorType> localType(mlir::Type type);

@@ -33,10 +33,9 @@ struct LowerBoxingPass : public pc::impl::LowerBoxingBase<LowerBoxingPass> {
         numLocalSteps += plan.steps.size() - plan.numCollectives();
       };
       if (src.getMesh() == dst.getMesh()) {
-        const boxing::Plan &plan =
-            planner.plan(type.getShape(), elementBytes(type),
-                         meshes.lookup(src).getShape(), src.getEntries(),
-                         dst.getEntries());
+        const boxing::Plan &plan = planner.plan(
+            type.getShape(), elementBytes(type), meshes.lookup(src).getShape(),
+            src.getEntries(), dst.getEntries());
         v = emitPlan(b, op.getLoc(), v, src.getMesh(), plan);
         count(plan);
       } else {
@@ -46,7 +45,8 @@ struct LowerBoxingPass : public pc::impl::LowerBoxingBase<LowerBoxingPass> {
         v = emitPlan(b, op.getLoc(), v, src.getMesh(), t.pre);
         v = TransferOp::create(
             b, op.getLoc(),
-            withSbp(type, makeSbp(&getContext(), dst.getMesh(), t.received)), v);
+            withSbp(type, makeSbp(&getContext(), dst.getMesh(), t.received)),
+            v);
         ++numCollectives;
         v = emitPlan(b, op.getLoc(), v, dst.getMesh(), t.post);
         count(t.pre);

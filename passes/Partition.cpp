@@ -14,10 +14,10 @@
 #include "passes/LocalOps.h"
 #include "passes/Passes.h"
 
-#include <map>
-#include <set>
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include <map>
+#include <set>
 
 namespace pc {
 #define GEN_PASS_DEF_PARTITION
@@ -239,9 +239,8 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
       return {};
     }
   }
-  program.setType(FunctionType::get(
-      ctx, body->getArgumentTypes(),
-      body->getTerminator()->getOperandTypes()));
+  program.setType(FunctionType::get(ctx, body->getArgumentTypes(),
+                                    body->getTerminator()->getOperandTypes()));
   program.setAllArgAttrs(argAttrs);
   program.setAllResultAttrs(resultAttrs);
   return program;
@@ -252,7 +251,9 @@ LogicalResult Partitioner::partition(func::FuncOp f, int64_t &programs,
   if (failed(check(f)))
     return failure();
   llvm::SetVector<Attribute> meshNames;
-  auto noteMesh = [&](Value v) { meshNames.insert(getSbp(v.getType()).getMesh()); };
+  auto noteMesh = [&](Value v) {
+    meshNames.insert(getSbp(v.getType()).getMesh());
+  };
   for (BlockArgument arg : f.getArguments())
     noteMesh(arg);
   for (Operation &op : f.getBody().front())
@@ -274,8 +275,8 @@ LogicalResult Partitioner::partition(func::FuncOp f, int64_t &programs,
   std::map<std::string, size_t> classOf;
   std::vector<SmallVector<int64_t>> classes;
   for (int64_t rank : allRanks) {
-    auto [it, inserted] = classOf.try_emplace(
-        classKey(rank, used, items), classes.size());
+    auto [it, inserted] =
+        classOf.try_emplace(classKey(rank, used, items), classes.size());
     if (inserted)
       classes.emplace_back();
     classes[it->second].push_back(rank);

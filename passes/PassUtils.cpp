@@ -10,7 +10,8 @@ MeshOp MeshCache::lookup(FlatSymbolRefAttr name) {
   auto it = meshes.find(name.getAttr());
   if (it != meshes.end())
     return it->second;
-  auto mesh = dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, name));
+  auto mesh =
+      dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, name));
   meshes[name.getAttr()] = mesh;
   return mesh;
 }

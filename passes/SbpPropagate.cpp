@@ -96,7 +96,7 @@ FlatSymbolRefAttr Propagator::meshOf(Operation *op) {
 }
 
 SmallVector<NdSbpSignature, 0> Propagator::candidates(SbpOpInterface op,
-                                                   MeshOp mesh) {
+                                                      MeshOp mesh) {
   ArrayRef<int64_t> meshShape = mesh.getShape();
   SmallVector<Shape> operandShapes, resultShapes;
   for (Type t : op->getOperandTypes())
@@ -121,7 +121,8 @@ SmallVector<NdSbpSignature, 0> Propagator::candidates(SbpOpInterface op,
         SmallVector<SbpSignature> sigs;
         op.getSbpSignatures(ins, outs, meshShape[axis], sigs);
         for (const SbpSignature &sig : sigs) {
-          auto shrink = [&](ArrayRef<Shape> shapes, ArrayRef<SbpEntry> entries) {
+          auto shrink = [&](ArrayRef<Shape> shapes,
+                            ArrayRef<SbpEntry> entries) {
             SmallVector<Shape> next(shapes.begin(), shapes.end());
             for (auto [s, e] : llvm::zip(next, entries))
               if (e.isSplit())
@@ -189,7 +190,8 @@ FailureOr<NdSbpSignature> Propagator::choose(SbpOpInterface op, bool final) {
         cost += conversionCost(planner, meshes, v.getType(), have,
                                sbpOf(meshName, sig.operands[i]));
     double perDevice = work / sig.parallelism;
-    if (!best || cost < bestCost || (cost == bestCost && perDevice < bestWork)) {
+    if (!best || cost < bestCost ||
+        (cost == bestCost && perDevice < bestWork)) {
       best = &sig;
       bestCost = cost;
       bestWork = perDevice;
@@ -395,13 +397,15 @@ bool Propagator::refine(func::FuncOp f) {
           return std::numeric_limits<double>::infinity();
         for (OpOperand &use : r.getUses())
           if (SbpAttr want = wantOf(use))
-            cost += conversionCost(planner, meshes, r.getType(), produced, want);
+            cost +=
+                conversionCost(planner, meshes, r.getType(), produced, want);
       }
       return cost;
     };
     double current = total(chosen[&op]);
     const NdSbpSignature *better = nullptr;
-    SmallVector<NdSbpSignature, 0> sigs = candidates(sbpOp, meshes.lookup(mesh));
+    SmallVector<NdSbpSignature, 0> sigs =
+        candidates(sbpOp, meshes.lookup(mesh));
     for (const NdSbpSignature &sig : sigs) {
       double cost = total(sig);
       if (cost < current) {

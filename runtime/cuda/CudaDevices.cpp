@@ -33,8 +33,8 @@ absl::StatusOr<std::vector<DeviceInfo>> listDevices() {
   std::vector<DeviceInfo> devices;
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop;
-    if (absl::Status s =
-            cudaStatus(cudaGetDeviceProperties(&prop, i), "cudaGetDeviceProperties");
+    if (absl::Status s = cudaStatus(cudaGetDeviceProperties(&prop, i),
+                                    "cudaGetDeviceProperties");
         !s.ok())
       return s;
     devices.push_back({i, prop.name, static_cast<int64_t>(prop.totalGlobalMem),
@@ -45,11 +45,12 @@ absl::StatusOr<std::vector<DeviceInfo>> listDevices() {
 
 absl::StatusOr<LibraryVersions> libraryVersions() {
   LibraryVersions v;
-  if (absl::Status s =
-          cudaStatus(cudaRuntimeGetVersion(&v.cudaRuntime), "cudaRuntimeGetVersion");
+  if (absl::Status s = cudaStatus(cudaRuntimeGetVersion(&v.cudaRuntime),
+                                  "cudaRuntimeGetVersion");
       !s.ok())
     return s;
-  if (cublasGetProperty(MAJOR_VERSION, &v.cublasMajor) != CUBLAS_STATUS_SUCCESS ||
+  if (cublasGetProperty(MAJOR_VERSION, &v.cublasMajor) !=
+          CUBLAS_STATUS_SUCCESS ||
       cublasGetProperty(MINOR_VERSION, &v.cublasMinor) != CUBLAS_STATUS_SUCCESS)
     return absl::InternalError("cublasGetProperty failed");
   if (ncclResult_t r = ncclGetVersion(&v.nccl); r != ncclSuccess)
@@ -59,8 +60,9 @@ absl::StatusOr<LibraryVersions> libraryVersions() {
 }
 
 absl::Status fillOnDevice(float *data, int64_t count, float value) {
-  if (absl::Status s = cudaStatus(detail::launchFill(data, count, value, nullptr),
-                                  "fill kernel launch");
+  if (absl::Status s =
+          cudaStatus(detail::launchFill(data, count, value, nullptr),
+                     "fill kernel launch");
       !s.ok())
     return s;
   return cudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

@@ -210,7 +210,8 @@ public:
       case StepKind::LocalPartial: {
         ReduceKind k = step.to().reduce;
         out.box = target;
-        bool keep = !(step.from().isBroadcast() && k == ReduceKind::Sum && self != 0);
+        bool keep =
+            !(step.from().isBroadcast() && k == ReduceKind::Sum && self != 0);
         forEach(out.box, [&](const Shape &idx) {
           out.data.push_back(keep && contains(locals[r].box, idx)
                                  ? at(locals[r].box, locals[r].data, idx)
@@ -237,7 +238,8 @@ public:
         continue;
       std::vector<Local> reduced = v;
       for (int64_t r = 0; r < ranks; ++r) {
-        Shape members = groupMembers(mesh, delinearize(mesh, r), Shape{int64_t(a)});
+        Shape members =
+            groupMembers(mesh, delinearize(mesh, r), Shape{int64_t(a)});
         for (size_t e = 0; e < v[r].data.size(); ++e) {
           std::vector<int64_t> xs;
           for (int64_t m : members)
@@ -283,9 +285,8 @@ private:
   }
 
   /// `n` arrays that reduce by `r` to `target`.
-  std::vector<std::vector<int64_t>> decompose(ReduceKind r,
-                                              const std::vector<int64_t> &target,
-                                              int64_t n) {
+  std::vector<std::vector<int64_t>>
+  decompose(ReduceKind r, const std::vector<int64_t> &target, int64_t n) {
     std::uniform_int_distribution<int64_t> noise(-9, 9);
     std::vector<std::vector<int64_t>> out(n, target);
     for (size_t e = 0; e < target.size(); ++e) {
@@ -350,7 +351,8 @@ void check(const Shape &shape, const Shape &mesh, const NdSbp &src,
   ASSERT_EQ(state, dst);
   sim.expectHolds(dst);
   for (int64_t r = 0; r < ranks; ++r) {
-    RankBytes bytes = planBytes(plan, shape, elemBytes, mesh, delinearize(mesh, r));
+    RankBytes bytes =
+        planBytes(plan, shape, elemBytes, mesh, delinearize(mesh, r));
     EXPECT_EQ(bytes.received, received[r] * elemBytes) << "rank " << r;
   }
 }
@@ -370,8 +372,8 @@ SbpEntry randomEntry(std::mt19937 &rng, size_t rank) {
 TEST(BoxingChecker, RandomPairsOnMeshesUpToThreeAxes) {
   std::mt19937 rng(20261201);
   Planner planner;
-  const std::vector<Shape> meshes = {{2}, {3}, {4}, {8}, {2, 2}, {2, 3},
-                                     {4, 2}, {2, 2, 2}, {1, 2, 3}};
+  const std::vector<Shape> meshes = {
+      {2}, {3}, {4}, {8}, {2, 2}, {2, 3}, {4, 2}, {2, 2, 2}, {1, 2, 3}};
   for (int iter = 0; iter < 1500; ++iter) {
     Shape mesh = meshes[iter % meshes.size()];
     Shape shape(std::uniform_int_distribution<int>(1, 3)(rng));

@@ -123,7 +123,8 @@ TEST_F(PlannerTest, PartialThenSplitToBroadcast) {
   // first would double what the all-reduce moves.
   const double T = 4 << 20;
   const Plan &p = plan({1024, 1024}, {2, 2}, {P(), S(0)}, {B, B});
-  EXPECT_EQ(kinds(p), "all-reduce(sum) over axes [0]; all-gather(dim 0) over axes [1]");
+  EXPECT_EQ(kinds(p),
+            "all-reduce(sum) over axes [0]; all-gather(dim 0) over axes [1]");
   EXPECT_DOUBLE_EQ(p.cost, T / 2 + T / 2 + 2 * L);
 }
 
@@ -170,7 +171,8 @@ TEST_F(PlannerTest, TransferBetweenMeshesSendsOnlyNeededBytes) {
   // Stage 0 on ranks 0-3 as [S(0)] to stage 1 on ranks 4-5 as [S(0)]: each
   // destination gets its half from the two sources that hold it.
   MeshInfo src{{4}, {0, 1, 2, 3}}, dst{{2}, {4, 5}};
-  TransferPlan t = planner.planTransfer(Shape{8, 4}, 4, src, NdSbp{S(0)}, dst, NdSbp{S(0)});
+  TransferPlan t =
+      planner.planTransfer(Shape{8, 4}, 4, src, NdSbp{S(0)}, dst, NdSbp{S(0)});
   EXPECT_TRUE(t.pre.steps.empty());
   EXPECT_TRUE(t.post.steps.empty());
   int64_t bytesTo0 = 0;
@@ -187,7 +189,8 @@ TEST_F(PlannerTest, TransferOfPartialsReducesFirst) {
   // [P] on 2 ranks to [B] on 2 other ranks: reduce-scatter on the source,
   // then each destination fetches both halves.
   MeshInfo src{{2}, {0, 1}}, dst{{2}, {2, 3}};
-  TransferPlan t = planner.planTransfer(Shape{8, 8}, 4, src, NdSbp{P()}, dst, NdSbp{B});
+  TransferPlan t =
+      planner.planTransfer(Shape{8, 8}, 4, src, NdSbp{P()}, dst, NdSbp{B});
   EXPECT_FALSE(t.sent[0].isPartial());
   EXPECT_EQ(t.pre.steps.size(), 1u);
   EXPECT_EQ(t.pre.steps[0].kind, StepKind::ReduceScatter);
@@ -197,8 +200,8 @@ TEST_F(PlannerTest, TransferWithinSharedDevicesIsLocal) {
   // The same four ranks seen as 2x2 and as 4: S(0) over the flat mesh and
   // [S(0), S(0)] hold the same rows on the same ranks for an even shape.
   MeshInfo flat{{4}, {0, 1, 2, 3}}, square{{2, 2}, {0, 1, 2, 3}};
-  TransferPlan t =
-      planner.planTransfer(Shape{8, 4}, 4, flat, NdSbp{S(0)}, square, NdSbp{S(0), S(0)});
+  TransferPlan t = planner.planTransfer(Shape{8, 4}, 4, flat, NdSbp{S(0)},
+                                        square, NdSbp{S(0), S(0)});
   for (const Transfer &x : t.transfers)
     EXPECT_TRUE(x.local);
 }

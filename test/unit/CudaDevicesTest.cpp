@@ -36,12 +36,13 @@ TEST(CudaDevices, FillKernelWritesEveryElement) {
   // More elements than one grid-stride pass covers.
   const int64_t n = 65535 * 256 + 17;
   float *data = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&data), n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&data), n * sizeof(float)),
+            cudaSuccess);
   ASSERT_TRUE(pc::cuda::fillOnDevice(data, n, 2.5f).ok());
   std::vector<float> host(n, 0.0f);
-  ASSERT_EQ(cudaMemcpy(host.data(), data, n * sizeof(float),
-                       cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpy(host.data(), data, n * sizeof(float), cudaMemcpyDeviceToHost),
+      cudaSuccess);
   cudaFree(data);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(host[i], 2.5f) << "element " << i;

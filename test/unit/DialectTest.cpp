@@ -9,11 +9,11 @@
 #include "dialect/ShapeInference.h"
 #include "passes/InitAll.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
@@ -66,9 +66,7 @@ TEST_F(DialectTest, SbpAttrRoundTripsThroughText) {
 
 TEST_F(DialectTest, SbpAttrCheckedConstructionReportsErrors) {
   std::string errors;
-  auto emit = [&]() {
-    return mlir::emitError(UnknownLoc::get(&context));
-  };
+  auto emit = [&]() { return mlir::emitError(UnknownLoc::get(&context)); };
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
     errors += d.str() + "\n";
     return success();
@@ -76,9 +74,9 @@ TEST_F(DialectTest, SbpAttrCheckedConstructionReportsErrors) {
   EXPECT_FALSE(pc::SbpAttr::getChecked(emit, &context, FlatSymbolRefAttr(),
                                        {pc::SbpEntry::broadcast()}));
   EXPECT_NE(errors.find("an SBP needs a mesh symbol"), std::string::npos);
-  EXPECT_FALSE(pc::SbpAttr::getChecked(
-      emit, &context, FlatSymbolRefAttr::get(&context, "m"),
-      {pc::SbpEntry::split(-2)}));
+  EXPECT_FALSE(pc::SbpAttr::getChecked(emit, &context,
+                                       FlatSymbolRefAttr::get(&context, "m"),
+                                       {pc::SbpEntry::split(-2)}));
   EXPECT_NE(errors.find("split dim -2 of SBP entry #0 must be non-negative"),
             std::string::npos);
 }

@@ -76,8 +76,7 @@ TEST(LocalBox, AxisSwapGivesTransposedLocalShape) {
   // The case upstream MLIR gets wrong: [S(0), S(1)] -> [S(1), S(0)] on a
   // 2x4 mesh. A 16x32 tensor has local shape 8x8 before and 4x16 after.
   Shape t = {16, 32}, mesh = {2, 4};
-  EXPECT_EQ(localShape(t, mesh, NdSbp{S(0), S(1)}, Shape{0, 0}),
-            (Shape{8, 8}));
+  EXPECT_EQ(localShape(t, mesh, NdSbp{S(0), S(1)}, Shape{0, 0}), (Shape{8, 8}));
   EXPECT_EQ(localShape(t, mesh, NdSbp{S(1), S(0)}, Shape{0, 0}),
             (Shape{4, 16}));
 }

@@ -15,6 +15,7 @@ int main(int argc, char **argv) {
   pc::registerAllDialects(registry);
   pc::registerAllPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "pc optimizer driver: logical graphs to per-device programs\n",
+      argc, argv,
+      "pc optimizer driver: logical graphs to per-device programs\n",
       registry));
 }
