@@ -115,6 +115,15 @@ LogicalResult verifySameLocalType(Operation *op) {
   return success();
 }
 
+/// A reducing step reduces by the kind of partials its operand holds.
+LogicalResult expectReduction(Operation *op, Reduction reduce, SbpEntry from) {
+  if (toReduceKind(reduce) != from.reduce)
+    return op->emitOpError()
+           << "reduces by " << stringifyReduction(reduce)
+           << " but the operand holds " << from.str() << " partials";
+  return success();
+}
+
 LogicalResult expectEqual(Operation *op, StringRef what, int64_t actual,
                           int64_t expected) {
   if (actual != expected)
@@ -132,11 +141,7 @@ LogicalResult AllReduceOp::verify() {
   if (failed(verifyLogicalStep(*this, getMeshAttr(), getAxes(),
                                TransitionKind::AllReduce, from, to)))
     return failure();
-  if (toReduceKind(getReduce()) != from.reduce)
-    return emitOpError() << "reduces by " << stringifyReduction(getReduce())
-                         << " but the operand holds " << from.str()
-                         << " partials";
-  return success();
+  return expectReduction(*this, getReduce(), from);
 }
 
 LogicalResult AllGatherOp::verify() {
@@ -159,11 +164,7 @@ LogicalResult ReduceScatterOp::verify() {
                                TransitionKind::ReduceScatter, from, to)) ||
       failed(expectEqual(*this, "dim", getDim(), to.dim)))
     return failure();
-  if (toReduceKind(getReduce()) != from.reduce)
-    return emitOpError() << "reduces by " << stringifyReduction(getReduce())
-                         << " but the operand holds " << from.str()
-                         << " partials";
-  return success();
+  return expectReduction(*this, getReduce(), from);
 }
 
 LogicalResult AllToAllOp::verify() {

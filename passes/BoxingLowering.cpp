@@ -6,39 +6,40 @@ using namespace mlir;
 
 namespace pc {
 
-Value emitStep(OpBuilder &b, Location loc, Value input, FlatSymbolRefAttr mesh,
-               const boxing::Step &step) {
+Value emitStep(OpBuilder &b, Location loc, Value input, Type type,
+               FlatSymbolRefAttr mesh, const boxing::Step &step) {
   MLIRContext *ctx = b.getContext();
-  Type type = withSbp(input.getType(), makeSbp(ctx, mesh, step.after));
   auto axes = b.getDenseI64ArrayAttr(step.axes);
   SbpEntry from = step.from(), to = step.to();
+  auto reduction = [&](ReduceKind k) {
+    return ReductionAttr::get(ctx, toReduction(k));
+  };
+  // Member extents are never listed: they follow from the shapes
+  // (pc::groupExtents), so the ops do not grow with the group.
+  DenseI64ArrayAttr noSizes;
   switch (step.kind) {
   case TransitionKind::AllReduce:
-    return AllReduceOp::create(
-        b, loc, type, input, mesh, axes,
-        ReductionAttr::get(ctx, toReduction(from.reduce)));
+    return AllReduceOp::create(b, loc, type, input, mesh, axes,
+                               reduction(from.reduce));
   case TransitionKind::AllGather:
     return AllGatherOp::create(b, loc, type, input, mesh, axes,
-                               b.getI64IntegerAttr(from.dim),
-                               DenseI64ArrayAttr());
+                               b.getI64IntegerAttr(from.dim), noSizes);
   case TransitionKind::ReduceScatter:
-    return ReduceScatterOp::create(
-        b, loc, type, input, mesh, axes, b.getI64IntegerAttr(to.dim),
-        ReductionAttr::get(ctx, toReduction(from.reduce)), DenseI64ArrayAttr());
+    return ReduceScatterOp::create(b, loc, type, input, mesh, axes,
+                                   b.getI64IntegerAttr(to.dim),
+                                   reduction(from.reduce), noSizes);
   case TransitionKind::AllToAll:
-    return AllToAllOp::create(
-        b, loc, type, input, mesh, axes, b.getI64IntegerAttr(from.dim),
-        b.getI64IntegerAttr(to.dim), DenseI64ArrayAttr(), DenseI64ArrayAttr());
+    return AllToAllOp::create(b, loc, type, input, mesh, axes,
+                              b.getI64IntegerAttr(from.dim),
+                              b.getI64IntegerAttr(to.dim), noSizes, noSizes);
   case TransitionKind::LocalSlice:
     return LocalSliceOp::create(b, loc, type, input, mesh, axes,
-                                b.getI64IntegerAttr(to.dim),
-                                DenseI64ArrayAttr());
+                                b.getI64IntegerAttr(to.dim), noSizes);
   case TransitionKind::LocalPartial:
     return LocalPartialOp::create(
-        b, loc, type, input, mesh, axes,
-        ReductionAttr::get(ctx, toReduction(to.reduce)),
+        b, loc, type, input, mesh, axes, reduction(to.reduce),
         from.isSplit() ? b.getI64IntegerAttr(from.dim) : IntegerAttr(),
-        DenseI64ArrayAttr());
+        noSizes);
   }
   return input;
 }
@@ -46,7 +47,10 @@ Value emitStep(OpBuilder &b, Location loc, Value input, FlatSymbolRefAttr mesh,
 Value emitPlan(OpBuilder &b, Location loc, Value input, FlatSymbolRefAttr mesh,
                const boxing::Plan &plan) {
   for (const boxing::Step &step : plan.steps)
-    input = emitStep(b, loc, input, mesh, step);
+    input = emitStep(
+        b, loc, input,
+        withSbp(input.getType(), makeSbp(b.getContext(), mesh, step.after)),
+        mesh, step);
   return input;
 }
 

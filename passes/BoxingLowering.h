@@ -14,9 +14,11 @@ namespace pc {
 mlir::Value emitPlan(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                      mlir::FlatSymbolRefAttr mesh, const boxing::Plan &plan);
 
-/// Emits one step; `input` has the layout `step.before`.
+/// Emits one step whose result has type `resultType`: the logical type in
+/// the layout `step.after`, or, in a per-device program, the local type.
 mlir::Value emitStep(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
-                     mlir::FlatSymbolRefAttr mesh, const boxing::Step &step);
+                     mlir::Type resultType, mlir::FlatSymbolRefAttr mesh,
+                     const boxing::Step &step);
 
 } // namespace pc
 

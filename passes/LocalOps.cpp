@@ -11,6 +11,8 @@
 
 #include "passes/LocalOps.h"
 
+#include "passes/BoxingLowering.h"
+
 using namespace mlir;
 
 namespace pc {
@@ -85,47 +87,9 @@ boxing::Step stepOf(Operation *op) {
 Value emitLocalStep(OpBuilder &b, Location loc, Value input,
                     FlatSymbolRefAttr mesh, RankedTensorType type,
                     const boxing::Step &step, RankView &view) {
-  MLIRContext *ctx = b.getContext();
-  SbpAttr before = makeSbp(ctx, mesh, step.before);
-  SbpAttr after = makeSbp(ctx, mesh, step.after);
-  Type result = *view.localType(withSbp(type, after));
-  auto axes = b.getDenseI64ArrayAttr(step.axes);
-  // Members' extents follow from the local shapes and the mesh
-  // (pc::groupExtents), so the per-device form does not list them: its size
-  // does not grow with the group.
-  auto sizes = [&](SbpAttr, int64_t) { return DenseI64ArrayAttr(); };
-  SbpEntry from = step.from(), to = step.to();
-  auto reduction = [&](ReduceKind k) {
-    return ReductionAttr::get(ctx, toReduction(k));
-  };
-  switch (step.kind) {
-  case TransitionKind::AllReduce:
-    return AllReduceOp::create(b, loc, result, input, mesh, axes,
-                               reduction(from.reduce));
-  case TransitionKind::AllGather:
-    return AllGatherOp::create(b, loc, result, input, mesh, axes,
-                               b.getI64IntegerAttr(from.dim),
-                               sizes(before, from.dim));
-  case TransitionKind::ReduceScatter:
-    return ReduceScatterOp::create(
-        b, loc, result, input, mesh, axes, b.getI64IntegerAttr(to.dim),
-        reduction(from.reduce), sizes(after, to.dim));
-  case TransitionKind::AllToAll:
-    return AllToAllOp::create(b, loc, result, input, mesh, axes,
-                              b.getI64IntegerAttr(from.dim),
-                              b.getI64IntegerAttr(to.dim),
-                              sizes(before, from.dim), sizes(after, to.dim));
-  case TransitionKind::LocalSlice:
-    return LocalSliceOp::create(b, loc, result, input, mesh, axes,
-                                b.getI64IntegerAttr(to.dim),
-                                sizes(after, to.dim));
-  case TransitionKind::LocalPartial:
-    return LocalPartialOp::create(
-        b, loc, result, input, mesh, axes, reduction(to.reduce),
-        from.isSplit() ? b.getI64IntegerAttr(from.dim) : IntegerAttr(),
-        from.isSplit() ? sizes(before, from.dim) : DenseI64ArrayAttr());
-  }
-  return input;
+  SbpAttr after = makeSbp(b.getContext(), mesh, step.after);
+  return emitStep(b, loc, input, *view.localType(withSbp(type, after)), mesh,
+                  step);
 }
 
 /// A constant in any layout: the whole value, then the local steps from B
