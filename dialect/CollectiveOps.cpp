@@ -240,6 +240,28 @@ LogicalResult LocalPartialOp::verify() {
   return success();
 }
 
+LogicalResult BroadcastOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError() << "keeps the type, but has " << getInput().getType()
+                         << " -> " << getType();
+  if (static_cast<int64_t>(getRoot()) < 0)
+    return emitOpError() << "root " << static_cast<int64_t>(getRoot())
+                         << " must be non-negative";
+  SbpAttr sbp = getSbp(getType());
+  if (!sbp)
+    return success(); // The per-device form.
+  if (sbp.getMesh() != getMeshAttr())
+    return emitOpError() << "runs on mesh " << getMeshAttr()
+                         << " but its value is on " << sbp.getMesh();
+  for (int64_t axis : getAxes())
+    if (axis < 0 || axis >= static_cast<int64_t>(sbp.getEntries().size()) ||
+        !sbp.getEntries()[axis].isBroadcast())
+      return emitOpError() << "broadcasts over mesh axis " << axis
+                           << ", where the layout " << sbp.formatEntries()
+                           << " is not B";
+  return success();
+}
+
 LogicalResult TransferOp::verify() {
   SbpAttr src = getSbp(getInput().getType()), dst = getSbp(getType());
   if (!src || !dst)

@@ -151,6 +151,26 @@ def PC_LocalPartialOp : PC_StepOp<"local_partial"> {
                        OptionalAttr<DenseI64ArrayAttr>:$sizes);
 }
 
+def PC_BroadcastOp : PC_TensorOp<"broadcast", [Pure]> {
+  let summary = "Copies one member's value to every member of its groups";
+  let description = [{
+    Every member of a group over `axes` gets the value of the member with
+    group index `root`. The layout does not change (the value is broadcast
+    on `axes` before and after): this makes the members agree, for example
+    after a parameter was initialized or loaded on one of them.
+
+    ```mlir
+    %y = pc.broadcast %x {mesh = @m, axes = array<i64: 0>, root = 0 : i64}
+        : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI64ArrayAttr:$axes, I64Attr:$root);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def PC_PieceOffsetOp : PC_Op<"piece_offset", [Pure]> {
   let summary = "Where this device's piece starts along a split dim";
   let description = [{

@@ -187,7 +187,8 @@ void SoftmaxOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                  Sigs &out) {
   addReplicated(out, 1, 1);
   int64_t rank = in[0].size();
-  sameDimSplits(in, axisSize, out, 1, -1, (getAxis() + rank) % rank);
+  sameDimSplits(in, axisSize, out, 1, -1,
+                (static_cast<int64_t>(getAxis()) + rank) % rank);
 }
 double SoftmaxOp::getComputeCost() { return 5 * numel(getType()); }
 
@@ -195,7 +196,8 @@ void LogSoftmaxOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                     Sigs &out) {
   addReplicated(out, 1, 1);
   int64_t rank = in[0].size();
-  sameDimSplits(in, axisSize, out, 1, -1, (getAxis() + rank) % rank);
+  sameDimSplits(in, axisSize, out, 1, -1,
+                (static_cast<int64_t>(getAxis()) + rank) % rank);
 }
 double LogSoftmaxOp::getComputeCost() { return 5 * numel(getType()); }
 
@@ -203,7 +205,8 @@ void LayerNormOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                    Sigs &out) {
   addReplicated(out, 3, 1);
   int64_t rank = in[0].size();
-  sameDimSplits(in, axisSize, out, 3, (getAxis() + rank) % rank);
+  sameDimSplits(in, axisSize, out, 3,
+                (static_cast<int64_t>(getAxis()) + rank) % rank);
 }
 double LayerNormOp::getComputeCost() { return 8 * numel(getType()); }
 
@@ -211,7 +214,8 @@ void RmsNormOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                  Sigs &out) {
   addReplicated(out, 2, 1);
   int64_t rank = in[0].size();
-  sameDimSplits(in, axisSize, out, 2, (getAxis() + rank) % rank);
+  sameDimSplits(in, axisSize, out, 2,
+                (static_cast<int64_t>(getAxis()) + rank) % rank);
 }
 double RmsNormOp::getComputeCost() { return 6 * numel(getType()); }
 
@@ -330,7 +334,8 @@ void ConcatOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
                                 Sigs &out) {
   unsigned n = in.size();
   addReplicated(out, n, 1);
-  int64_t rank = res[0].size(), axis = (getAxis() + rank) % rank;
+  int64_t rank = res[0].size(),
+          axis = (static_cast<int64_t>(getAxis()) + rank) % rank;
   for (int64_t d = 0; d < rank; ++d) {
     if (d == axis || res[0][d] < axisSize)
       continue;

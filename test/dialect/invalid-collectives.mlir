@@ -322,3 +322,30 @@ func.func @f() {
   %0 = pc.get_param @w : tensor<9xf32>
   return
 }
+
+// -----
+
+pc.mesh @m <["a"=2, "b"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B, S(0)]>>) {
+  // expected-error @+1 {{'pc.broadcast' op broadcasts over mesh axis 1, where the layout [B, S(0)] is not B}}
+  %0 = pc.broadcast %x {mesh = @m, axes = array<i64: 1>, root = 0 : i64} : (tensor<8xf32, #pc.sbp<@m, [B, S(0)]>>) -> tensor<8xf32, #pc.sbp<@m, [B, S(0)]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.broadcast' op keeps the type, but has 'tensor<8xf32, #pc.sbp<@m, [B]>>' -> 'tensor<8xf32, #pc.sbp<@m, [S(0)]>>'}}
+  %0 = pc.broadcast %x {mesh = @m, axes = array<i64: 0>, root = 0 : i64} : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [S(0)]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["a"=2]>
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'pc.broadcast' op root -1 must be non-negative}}
+  %0 = pc.broadcast %x {mesh = @m, axes = array<i64: 0>, root = -1 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}

@@ -62,3 +62,13 @@ func.func @f(%x: tensor<4xf32, #pc.sbp<@m, [P]>>) {
   %0 = pc.to_sbp %x : (tensor<4xf32, #pc.sbp<@m, [P]>>) -> tensor<4xf32, #pc.sbp<@m, [B, B]>>
   return
 }
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4xf32>) {
+  // A constraint to a split of a dim the tensor lacks.
+  // expected-error @+1 {{split dim 1 of SBP entry #0 in #pc.sbp<@m, [S(1)]> is out of range for a rank-1 tensor}}
+  %0 = pc.to_sbp %x : (tensor<4xf32>) -> tensor<4xf32, #pc.sbp<@m, [S(1)]>>
+  return
+}

@@ -69,6 +69,32 @@ func.func @layout_ops(%x: tensor<8x64xf32>) -> tensor<8x64xf32, #pc.sbp<@stage1,
   return %c : tensor<8x64xf32, #pc.sbp<@stage1, [S(0), B]>>
 }
 
+// The per-device form of the steps, as pc-partition emits them.
+// CHECK-LABEL: func.func @local_steps
+func.func @local_steps(%x: tensor<3x6xf32>, %b: tensor<10x6xf32>) {
+  // CHECK: pc.all_gather %{{.*}} {axes = array<i64: 0>, dim = 0 : i64, mesh = @line} : (tensor<3x6xf32>) -> tensor<10x6xf32>
+  %0 = pc.all_gather %x {mesh = @line, axes = array<i64: 0>, dim = 0 : i64} : (tensor<3x6xf32>) -> tensor<10x6xf32>
+  // CHECK: pc.reduce_scatter %{{.*}} {axes = array<i64: 0>, dim = 0 : i64, mesh = @line, reduce = #pc.reduction<avg>, sizes = array<i64: 3, 3, 2, 2>}
+  %1 = pc.reduce_scatter %b {mesh = @line, axes = array<i64: 0>, dim = 0 : i64, reduce = #pc.reduction<avg>, sizes = array<i64: 3, 3, 2, 2>} : (tensor<10x6xf32>) -> tensor<3x6xf32>
+  // CHECK: pc.all_to_all %{{.*}} : (tensor<3x6xf32>) -> tensor<10x2xf32>
+  %2 = pc.all_to_all %x {mesh = @line, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64} : (tensor<3x6xf32>) -> tensor<10x2xf32>
+  // CHECK: pc.local_slice
+  %3 = pc.local_slice %b {mesh = @line, axes = array<i64: 0>, dim = 0 : i64} : (tensor<10x6xf32>) -> tensor<3x6xf32>
+  // CHECK: pc.local_partial %{{.*}} {axes = array<i64: 0>, dim = 0 : i64, mesh = @line, reduce = #pc.reduction<sum>} : (tensor<3x6xf32>) -> tensor<10x6xf32>
+  %4 = pc.local_partial %x {mesh = @line, axes = array<i64: 0>, reduce = #pc.reduction<sum>, dim = 0 : i64} : (tensor<3x6xf32>) -> tensor<10x6xf32>
+  // CHECK: pc.all_reduce %{{.*}} {axes = array<i64: 0>, mesh = @line, reduce = #pc.reduction<min>}
+  %5 = pc.all_reduce %x {mesh = @line, axes = array<i64: 0>, reduce = #pc.reduction<min>} : (tensor<3x6xf32>) -> tensor<3x6xf32>
+  // CHECK: pc.broadcast %{{.*}} {axes = array<i64: 0>, mesh = @line, root = 1 : i64}
+  %6 = pc.broadcast %x {mesh = @line, axes = array<i64: 0>, root = 1 : i64} : (tensor<3x6xf32>) -> tensor<3x6xf32>
+  // CHECK: pc.piece_offset {axes = array<i64: 0>, mesh = @line, sizes = array<i64: 3, 3, 2, 2>} : tensor<i64>
+  %7 = pc.piece_offset {mesh = @line, axes = array<i64: 0>, sizes = array<i64: 3, 3, 2, 2>} : tensor<i64>
+  // CHECK: pc.send %{{.*}} {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<3x6xf32>
+  pc.send %x {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<3x6xf32>
+  // CHECK: pc.recv {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<10x6xf32>
+  %8 = pc.recv {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<10x6xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @compute
 func.func @compute(%x: tensor<2x8x64xf32>, %w: tensor<64x32xf32>,
                    %wt: tensor<32x64xf32>, %bias: tensor<32xf32>,
