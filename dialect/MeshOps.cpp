@@ -113,8 +113,17 @@ LogicalResult MeshOp::verify() {
       return emitOpError() << "axis \"" << name << "\" has size " << size
                            << "; mesh axis sizes must be at least 1";
   }
+  // Beyond about a million devices a mesh is a mistake, and the rank
+  // enumerations of the passes would not end in reasonable time.
+  constexpr int64_t kMaxDevices = int64_t(1) << 20;
+  int64_t devices = 1;
+  for (int64_t size : shape) {
+    devices *= size;
+    if (devices > kMaxDevices)
+      return emitOpError() << "has more than " << kMaxDevices
+                           << " devices, the most pc supports";
+  }
   if (std::optional<ArrayRef<int64_t>> ranks = getRanks()) {
-    int64_t devices = product(shape);
     if (static_cast<int64_t>(ranks->size()) != devices)
       return emitOpError() << "lists " << ranks->size()
                            << " ranks but its shape has " << devices
@@ -155,6 +164,10 @@ LogicalResult ParamOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError() << "has the dynamic shape " << type
                          << "; pc needs static shapes to plan layouts";
+  if (!fitsElementLimit(type.getShape()))
+    return emitOpError() << "has the shape " << type
+                         << ", which has more elements than pc supports (2^"
+                         << kMaxElementsLog2 << ")";
   if (type.getEncoding() && !isa<SbpAttr>(type.getEncoding()))
     return emitOpError() << "has the encoding " << type.getEncoding()
                          << ", which is not a #pc.sbp layout";

@@ -22,6 +22,19 @@ template <typename Fn> LogicalResult forEachValueType(Operation *op, Fn fn) {
 }
 } // namespace
 
+bool pc::fitsElementLimit(ArrayRef<int64_t> shape) {
+  const int64_t limit = int64_t(1) << kMaxElementsLog2;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d == 0)
+      return true;
+    if (d > limit / n)
+      return false;
+    n *= d;
+  }
+  return true;
+}
+
 LogicalResult pc::verifyTensorTypes(Operation *op) {
   return forEachValueType(op, [&](Type t, const Twine &what) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(t);
@@ -30,6 +43,11 @@ LogicalResult pc::verifyTensorTypes(Operation *op) {
     if (!tensor.hasStaticShape())
       return op->emitOpError() << what << " has the dynamic shape " << t
                                << "; pc needs static shapes to plan layouts";
+    if (!fitsElementLimit(tensor.getShape()))
+      return op->emitOpError()
+             << what << " has the shape " << t
+             << ", which has more elements than pc supports (2^"
+             << kMaxElementsLog2 << ")";
     if (tensor.getEncoding() && !isa<SbpAttr>(tensor.getEncoding()))
       return op->emitOpError()
              << what << " has the encoding " << tensor.getEncoding()

@@ -22,6 +22,14 @@ class MeshOp;
 /// op consumes each operand in (an array of #pc.sbp, one per operand).
 inline constexpr llvm::StringLiteral kOperandSbpsAttrName = "pc.operand_sbps";
 
+/// The most elements a tensor may have (2^48): byte counts and offsets then
+/// fit in int64 with room to spare.
+inline constexpr int64_t kMaxElementsLog2 = 48;
+
+/// True when `shape` has at most 2^kMaxElementsLog2 elements (computed
+/// without overflow).
+bool fitsElementLimit(llvm::ArrayRef<int64_t> shape);
+
 /// Every tensor operand and result has a static shape and a #pc.sbp encoding
 /// or none.
 llvm::LogicalResult verifyTensorTypes(mlir::Operation *op);

@@ -160,3 +160,11 @@ pc.param @w : tensor<4xf32> = #pc.init<uniform(low = 1.0, high = -1.0)>
 
 // expected-error @+1 {{#pc.init<constant> parameters must be finite}}
 pc.param @w : tensor<4xf32> = #pc.init<constant(value = 0x7FF0000000000000)>
+
+// -----
+
+func.func @f(%x: tensor<4294967296x4294967296xf32>) {
+  // expected-error @+1 {{'pc.relu' op operand #0 has the shape 'tensor<4294967296x4294967296xf32>', which has more elements than pc supports (2^48)}}
+  %0 = pc.relu %x : (tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32>
+  return
+}

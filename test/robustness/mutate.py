@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--count", type=int, default=400)
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--out", required=True, help="where a failing batch goes")
+    ap.add_argument("--pass-args", default="",
+                    help="passes to run on each mutant, e.g. --pc-distribute")
     ap.add_argument("inputs", nargs="+")
     args = ap.parse_args()
 
@@ -78,21 +80,36 @@ def main():
                 text = mutate(text, rng)
         mutants.append(text)
 
+    def run(text, timeout):
+        """None when pc-opt answered; otherwise why it did not."""
+        try:
+            proc = subprocess.run([args.pc_opt, "--split-input-file", "-"] +
+                                  args.pass_args.split(),
+                                  input=text, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"no answer within {timeout} s (a hang)"
+        if (proc.returncode not in (0, 1) or "Stack dump" in proc.stderr or
+                "PLEASE submit a bug report" in proc.stderr or
+                "Assertion" in proc.stderr):
+            return f"crashed (status {proc.returncode})\n" + proc.stderr[-3000:]
+        return None
+
     for start in range(0, len(mutants), args.batch):
-        batch = "\n// -----\n".join(mutants[start:start + args.batch])
-        proc = subprocess.run([args.pc_opt, "--split-input-file", "-"],
-                              input=batch, capture_output=True, text=True,
-                              timeout=120)
-        crashed = (proc.returncode not in (0, 1) or
-                   "Stack dump" in proc.stderr or
-                   "PLEASE submit a bug report" in proc.stderr or
-                   "Assertion" in proc.stderr)
-        if crashed:
-            pathlib.Path(args.out).write_text(batch)
-            print(f"pc-opt crashed (status {proc.returncode}) on the batch "
-                  f"starting at mutant {start}; input saved to {args.out}")
-            print(proc.stderr[-3000:])
-            return 1
+        batch = mutants[start:start + args.batch]
+        if run("\n// -----\n".join(batch), 120) is None:
+            continue
+        # Find the mutant that fails on its own, for a short reproducer.
+        for i, text in enumerate(batch):
+            why = run(text, 20)
+            if why is not None:
+                pathlib.Path(args.out).write_text(text)
+                print(f"pc-opt {why}\non mutant {start + i}, saved to {args.out}")
+                return 1
+        pathlib.Path(args.out).write_text("\n// -----\n".join(batch))
+        print(f"pc-opt failed on the batch starting at mutant {start} but on "
+              f"no single mutant; saved to {args.out}")
+        return 1
     print(f"{len(mutants)} mutants, no crash")
     return 0
 
