@@ -349,3 +349,57 @@ func.func @f(%x: tensor<8xf32>) {
   %0 = pc.broadcast %x {mesh = @m, axes = array<i64: 0>, root = -1 : i64} : (tensor<8xf32>) -> tensor<8xf32>
   return
 }
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op needs at least one mesh axis in `axes`}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P]>>) -> tensor<8xf32, #pc.sbp<@m, [B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [P]>>) {
+  // expected-error @+1 {{'pc.all_reduce' op operand and result layouts have 1 and 2 entries}}
+  %0 = pc.all_reduce %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>} : (tensor<8xf32, #pc.sbp<@m, [P]>>) -> tensor<8xf32, #pc.sbp<@m, [B, B]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<8xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.local_partial' op must not have `dim` when the operand entry is B}}
+  %0 = pc.local_partial %x {mesh = @m, axes = array<i64: 0>, reduce = #pc.reduction<sum>, dim = 0 : i64} : (tensor<8xf32, #pc.sbp<@m, [B]>>) -> tensor<8xf32, #pc.sbp<@m, [P]>>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.local_slice' op dim 2 does not fit shapes 2x6 and 4x6}}
+  %0 = pc.local_slice %x {mesh = @m, axes = array<i64: 0>, dim = 2 : i64} : (tensor<4x6xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_to_all' op dims 0 and 0 do not fit shapes 4x6 and 8x3}}
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 0 : i64} : (tensor<4x6xf32>) -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4xf32, #pc.sbp<@m, [B]>>) {
+  // expected-error @+1 {{'pc.exp' op operand #0: split dim 1 of SBP entry #0 in #pc.sbp<@m, [S(1)]> is out of range for a rank-1 tensor}}
+  %0 = pc.exp %x {pc.operand_sbps = [#pc.sbp<@m, [S(1)]>]} : (tensor<4xf32, #pc.sbp<@m, [B]>>) -> tensor<4xf32, #pc.sbp<@m, [B]>>
+  return
+}
