@@ -262,6 +262,22 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
+LogicalResult PickLabelsOp::verify() {
+  auto values = cast<RankedTensorType>(getValues().getType());
+  auto labels = cast<RankedTensorType>(getLabels().getType());
+  FailureOr<shape::Shape> expected =
+      shape::crossEntropy(values.getShape(), labels.getShape(),
+                          [&] { return emitOpError(); });
+  if (failed(expected))
+    return failure();
+  if (getType().getShape() != ArrayRef<int64_t>(*expected) ||
+      getType().getElementType() != values.getElementType())
+    return emitOpError() << "result type " << getType() << " should have shape "
+                         << shape::str(*expected) << " and element type "
+                         << values.getElementType();
+  return success();
+}
+
 LogicalResult TransferOp::verify() {
   SbpAttr src = getSbp(getInput().getType()), dst = getSbp(getType());
   if (!src || !dst)

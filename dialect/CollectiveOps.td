@@ -190,6 +190,25 @@ def PC_PieceOffsetOp : PC_Op<"piece_offset", [Pure]> {
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
+def PC_PickLabelsOp : PC_TensorOp<"pick_labels", [Pure]> {
+  let summary = "Picks one class entry per example, zero outside the piece";
+  let description = [{
+    In a per-device program: `result[i...] = values[i..., labels[i...]]`
+    when `0 <= labels[i...] < classes`, and 0 otherwise. The per-device form
+    of a cross-entropy over logits split along the class dim uses it, with
+    labels shifted into the device's classes, so that the partial picks sum
+    to the logit of the label.
+
+    ```mlir
+    %p = pc.pick_labels %z, %l : (tensor<8x500xf32>, tensor<8xi64>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$values, PC_IndexTensor:$labels);
+  let results = (outs PC_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def PC_TransferOp : PC_TensorOp<"transfer", [Pure]> {
   let summary = "Point-to-point copy between two meshes";
   let description = [{

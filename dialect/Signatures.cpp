@@ -383,9 +383,14 @@ void CrossEntropyOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                       Sigs &out) {
   addReplicated(out, 2, 1);
   const auto &logits = in[0];
-  for (int64_t d = 0, r = logits.size() - 1; d < r; ++d)
+  int64_t classDim = logits.size() - 1;
+  for (int64_t d = 0; d < classDim; ++d)
     if (logits[d] >= axisSize)
       add(out, {S(d), S(d)}, {S(d)});
+  // Vocab-parallel (Megatron): each device holds some classes; a max and
+  // two sums over the split give every device the whole loss.
+  if (logits[classDim] >= axisSize)
+    add(out, {S(classDim), B}, {B});
 }
 double CrossEntropyOp::getComputeCost() {
   return 5 * numel(getLogits().getType());

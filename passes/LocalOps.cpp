@@ -109,6 +109,62 @@ Value emitLocalConstant(OpBuilder &b, ConstantOp op, RankView &view,
   return v;
 }
 
+/// A cross-entropy over logits split along the class dim on `classAxes`:
+///   m = max over all classes      (local max, all-reduce max)
+///   z = logits - m
+///   s = sum over all classes of exp(z)   (local sum, all-reduce sum)
+///   p = z at the label            (local pick, zero elsewhere, all-reduce sum)
+///   loss = log(s) - p
+/// Every device of a group ends with the whole loss.
+Value emitVocabParallelCrossEntropy(OpBuilder &b, CrossEntropyOp ce,
+                                    ArrayRef<int64_t> classAxes,
+                                    IRMapping &map, RankView &view) {
+  Location loc = ce.getLoc();
+  SbpAttr layout = getSbp(ce.getLogits().getType());
+  FlatSymbolRefAttr mesh = layout.getMesh();
+  Value logits = map.lookup(ce.getLogits());
+  Value labels = map.lookup(ce.getLabels());
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  auto resultType = *view.localType(ce.getType());
+  Type elem = logitsType.getElementType();
+  int64_t classDim = logitsType.getRank() - 1;
+  SmallVector<int64_t> keptShape(logitsType.getShape());
+  keptShape.back() = 1;
+  auto kept = RankedTensorType::get(keptShape, elem);
+  auto axes = b.getDenseI64ArrayAttr(classAxes);
+  auto classAxis = b.getDenseI64ArrayAttr({classDim});
+  auto reduction = [&](Reduction r) {
+    return ReductionAttr::get(b.getContext(), r);
+  };
+
+  Value localMax =
+      ReduceMaxOp::create(b, loc, kept, logits, classAxis, b.getUnitAttr());
+  Value max = AllReduceOp::create(b, loc, kept, localMax, mesh, axes,
+                                  reduction(Reduction::max));
+  Value z = SubOp::create(b, loc, logitsType, logits, max);
+  Value e = ExpOp::create(b, loc, logitsType, z);
+  Value localSum =
+      ReduceSumOp::create(b, loc, resultType, e, classAxis, UnitAttr());
+  Value sum = AllReduceOp::create(b, loc, resultType, localSum, mesh, axes,
+                                  reduction(Reduction::sum));
+  Value lse = LogOp::create(b, loc, resultType, sum);
+
+  auto logitsShape = ce.getLogits().getType().getShape();
+  Value offset = PieceOffsetOp::create(
+      b, loc, RankedTensorType::get({}, b.getI64Type()), mesh, axes,
+      b.getDenseI64ArrayAttr(
+          view.memberExtents(logitsShape, layout, classAxes, classDim)));
+  auto labelsType = cast<RankedTensorType>(labels.getType());
+  if (!labelsType.getElementType().isInteger(64))
+    offset = CastOp::create(
+        b, loc, RankedTensorType::get({}, labelsType.getElementType()), offset);
+  Value shifted = SubOp::create(b, loc, labelsType, labels, offset);
+  Value localPick = PickLabelsOp::create(b, loc, resultType, z, shifted);
+  Value pick = AllReduceOp::create(b, loc, resultType, localPick, mesh, axes,
+                                   reduction(Reduction::sum));
+  return SubOp::create(b, loc, resultType, lse, pick);
+}
+
 } // namespace
 
 LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
@@ -215,6 +271,20 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
                                        map.lookup(emb.getTable()));
       local.setZeroOutOfRange(true);
       map.map(emb.getResult(), local.getResult());
+      return success();
+    }
+  }
+
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    SbpAttr logits = getSbp(ce.getLogits().getType());
+    int64_t classDim = ce.getLogits().getType().getRank() - 1;
+    SmallVector<int64_t> classAxes;
+    for (auto [axis, e] : llvm::enumerate(logits.getEntries()))
+      if (e.isSplit() && e.dim == classDim)
+        classAxes.push_back(axis);
+    if (!classAxes.empty()) {
+      map.map(ce.getResult(), emitVocabParallelCrossEntropy(
+                                  b, ce, classAxes, map, view));
       return success();
     }
   }

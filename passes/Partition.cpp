@@ -39,7 +39,7 @@ bool isStepOp(Operation *op) {
 /// rows. Its form on a rank depends only on the rank's coordinates
 /// on `dependsOn`, so forms are computed once per distinct projection.
 struct UnevenItem {
-  Operation *op = nullptr; // an embedding; null for a value type
+  Operation *op = nullptr; // an embedding or cross-entropy; null for a type
   Type type;               // the value type, for value items
   FlatSymbolRefAttr mesh;
   SmallVector<int64_t> dependsOn;
@@ -122,10 +122,13 @@ std::vector<UnevenItem> Partitioner::unevenItems(func::FuncOp f) {
     // Steps list no member extents, so only their local shapes (value
     // items) differ between ranks; a vocab-parallel lookup lists the rows'
     // extents.
-    auto emb = dyn_cast<EmbeddingOp>(op);
-    if (!emb)
+    Value table;
+    if (auto emb = dyn_cast<EmbeddingOp>(op))
+      table = emb.getTable();
+    else if (auto ce = dyn_cast<CrossEntropyOp>(op))
+      table = ce.getLogits();
+    else
       continue;
-    Value table = emb.getTable();
     if (!isUneven(table.getType()) ||
         !seenSteps
              .insert({op.getName().getAsOpaquePointer(),
@@ -152,16 +155,19 @@ std::vector<int64_t> Partitioner::formOf(const UnevenItem &item,
     return form;
   }
   {
-    // A vocab-parallel lookup shifts ids by the extents of the members
-    // before this one.
-    auto emb = cast<EmbeddingOp>(item.op);
-    SbpAttr table = getSbp(emb.getTable().getType());
-    SmallVector<int64_t> rowAxes;
-    for (auto [axis, e] : llvm::enumerate(table.getEntries()))
-      if (e.isSplit() && e.dim == 0)
-        rowAxes.push_back(axis);
-    for (int64_t x : view.memberExtents(emb.getTable().getType().getShape(),
-                                        table, rowAxes, 0))
+    // A vocab-parallel lookup or loss shifts ids by the extents of the
+    // members before this one along the split dim (rows of the table,
+    // classes of the logits).
+    Value split = isa<EmbeddingOp>(item.op) ? item.op->getOperand(1)
+                                            : item.op->getOperand(0);
+    auto type = cast<RankedTensorType>(split.getType());
+    int64_t dim = isa<EmbeddingOp>(item.op) ? 0 : type.getRank() - 1;
+    SbpAttr sbp = getSbp(type);
+    SmallVector<int64_t> axes;
+    for (auto [axis, e] : llvm::enumerate(sbp.getEntries()))
+      if (e.isSplit() && e.dim == dim)
+        axes.push_back(axis);
+    for (int64_t x : view.memberExtents(type.getShape(), sbp, axes, dim))
       form.push_back(x);
   }
   return form;

@@ -403,3 +403,19 @@ func.func @f(%x: tensor<4xf32, #pc.sbp<@m, [B]>>) {
   %0 = pc.exp %x {pc.operand_sbps = [#pc.sbp<@m, [S(1)]>]} : (tensor<4xf32, #pc.sbp<@m, [B]>>) -> tensor<4xf32, #pc.sbp<@m, [B]>>
   return
 }
+
+// -----
+
+func.func @f(%z: tensor<8x50xf32>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{'pc.pick_labels' op labels have shape 4 but logits 8x50 need labels of shape 8}}
+  %0 = pc.pick_labels %z, %y : (tensor<8x50xf32>, tensor<4xi64>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%z: tensor<8x50xf32>, %y: tensor<8xi64>) {
+  // expected-error @+1 {{'pc.pick_labels' op result type 'tensor<8xf16>' should have shape 8 and element type 'f32'}}
+  %0 = pc.pick_labels %z, %y : (tensor<8x50xf32>, tensor<8xi64>) -> tensor<8xf16>
+  return
+}

@@ -86,6 +86,9 @@ func.func @local_steps(%x: tensor<3x6xf32>, %b: tensor<10x6xf32>) {
   %5 = pc.all_reduce %x {mesh = @line, axes = array<i64: 0>, reduce = #pc.reduction<min>} : (tensor<3x6xf32>) -> tensor<3x6xf32>
   // CHECK: pc.broadcast %{{.*}} {axes = array<i64: 0>, mesh = @line, root = 1 : i64}
   %6 = pc.broadcast %x {mesh = @line, axes = array<i64: 0>, root = 1 : i64} : (tensor<3x6xf32>) -> tensor<3x6xf32>
+  // CHECK: pc.pick_labels %{{.*}}, %{{.*}} : (tensor<10x6xf32>, tensor<10xi64>) -> tensor<10xf32>
+  %labels = pc.constant dense<0> : tensor<10xi64>
+  %picked = pc.pick_labels %b, %labels : (tensor<10x6xf32>, tensor<10xi64>) -> tensor<10xf32>
   // CHECK: pc.piece_offset {axes = array<i64: 0>, mesh = @line, sizes = array<i64: 3, 3, 2, 2>} : tensor<i64>
   %7 = pc.piece_offset {mesh = @line, axes = array<i64: 0>, sizes = array<i64: 3, 3, 2, 2>} : tensor<i64>
   // CHECK: pc.send %{{.*}} {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<3x6xf32>

@@ -101,3 +101,27 @@ func.func @stages(%x: tensor<8x8xf32, #pc.sbp<@s0, [S(0)]>>) -> tensor<8x8xf32, 
   %c = pc.tanh %b : (tensor<8x8xf32, #pc.sbp<@s1, [B]>>) -> tensor<8x8xf32, #pc.sbp<@s1, [B]>>
   return %c : tensor<8x8xf32, #pc.sbp<@s1, [B]>>
 }
+
+// -----
+
+// Vocab-parallel cross-entropy: a max and two sums over the class split.
+pc.mesh @m <["x"=2]>
+// CHECK-LABEL: func.func @vocab_loss.part0
+// CHECK-SAME: (%[[L:.*]]: tensor<4x50xf32> {{.*}}, %[[Y:.*]]: tensor<4xi64>
+// CHECK: %[[M:.*]] = pc.reduce_max %[[L]] {axes = array<i64: 1>, keepdim} : (tensor<4x50xf32>) -> tensor<4x1xf32>
+// CHECK: %[[GM:.*]] = pc.all_reduce %[[M]] {axes = array<i64: 0>, mesh = @m, reduce = #pc.reduction<max>} : (tensor<4x1xf32>) -> tensor<4x1xf32>
+// CHECK: %[[Z:.*]] = pc.sub %[[L]], %[[GM]] : (tensor<4x50xf32>, tensor<4x1xf32>) -> tensor<4x50xf32>
+// CHECK: %[[E:.*]] = pc.exp %[[Z]]
+// CHECK: %[[S:.*]] = pc.reduce_sum %[[E]] {axes = array<i64: 1>} : (tensor<4x50xf32>) -> tensor<4xf32>
+// CHECK: %[[GS:.*]] = pc.all_reduce %[[S]] {axes = array<i64: 0>, mesh = @m, reduce = #pc.reduction<sum>}
+// CHECK: %[[LSE:.*]] = pc.log %[[GS]]
+// CHECK: %[[O:.*]] = pc.piece_offset {axes = array<i64: 0>, mesh = @m, sizes = array<i64: 50, 50>} : tensor<i64>
+// CHECK: %[[YS:.*]] = pc.sub %[[Y]], %[[O]]
+// CHECK: %[[P:.*]] = pc.pick_labels %[[Z]], %[[YS]] : (tensor<4x50xf32>, tensor<4xi64>) -> tensor<4xf32>
+// CHECK: %[[GP:.*]] = pc.all_reduce %[[P]] {axes = array<i64: 0>, mesh = @m, reduce = #pc.reduction<sum>}
+// CHECK: %[[R:.*]] = pc.sub %[[LSE]], %[[GP]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: return %[[R]]
+func.func @vocab_loss(%l: tensor<4x100xf32, #pc.sbp<@m, [S(1)]>>, %y: tensor<4xi64, #pc.sbp<@m, [B]>>) -> tensor<4xf32, #pc.sbp<@m, [B]>> {
+  %0 = pc.cross_entropy %l, %y : (tensor<4x100xf32, #pc.sbp<@m, [S(1)]>>, tensor<4xi64, #pc.sbp<@m, [B]>>) -> tensor<4xf32, #pc.sbp<@m, [B]>>
+  return %0 : tensor<4xf32, #pc.sbp<@m, [B]>>
+}

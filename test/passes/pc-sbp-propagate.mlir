@@ -86,3 +86,19 @@ func.func @default(%a: tensor<4xf32>) -> tensor<4xf32> {
 // GPT-NOT: pc.all_
 // GPT-NOT: pc.reduce_scatter
 // GPT: return
+
+// -----
+
+// Logits from a column-parallel head stay split over the classes: the loss
+// is vocab-parallel, and no logits are gathered.
+pc.mesh @m <["dp"=2, "tp"=2]>
+pc.param @head : tensor<64x1000xf32, #pc.sbp<@m, [B, S(1)]>> = #pc.init<normal(std = 0.02)>
+// CHECK-LABEL: func.func @vocab_parallel_loss
+// CHECK: pc.matmul {{.*}} -> tensor<8x1000xf32, #pc.sbp<@m, [S(0), S(1)]>>
+// CHECK: pc.cross_entropy %{{.*}}, %{{.*}} {pc.operand_sbps = [#pc.sbp<@m, [S(0), S(1)]>, #pc.sbp<@m, [S(0), B]>]} {{.*}} -> tensor<8xf32, #pc.sbp<@m, [S(0), B]>>
+func.func @vocab_parallel_loss(%h: tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>, %y: tensor<8xi64, #pc.sbp<@m, [S(0), B]>>) -> tensor<8xf32> {
+  %w = pc.get_param @head : tensor<64x1000xf32, #pc.sbp<@m, [B, S(1)]>>
+  %l = pc.matmul %h, %w : (tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>, tensor<64x1000xf32, #pc.sbp<@m, [B, S(1)]>>) -> tensor<8x1000xf32>
+  %c = pc.cross_entropy %l, %y : (tensor<8x1000xf32>, tensor<8xi64, #pc.sbp<@m, [S(0), B]>>) -> tensor<8xf32>
+  return %c : tensor<8xf32>
+}
