@@ -1,0 +1,215 @@
+//===- ExecutionTest.cpp - Distributed programs equal the logical graph ---===//
+//
+// Runs each model as a logical graph on one simulated device, then compiles
+// it with --pc-distribute and runs the per-device programs on their
+// simulated devices with real data movement, and checks that the assembled
+// results are the logical ones. Both runs use the reference interpreter in
+// double precision, so the differences are reassociations of sums (split
+// contractions, partial sums, around 1e-15) and the f32 constants that
+// partitioning introduces (a mean over a split dim multiplies by 1/N rounded
+// to f32, about 3e-8 relative): the tolerance is 1e-6 relative. A wrong
+// program is off by far more.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/InitAll.h"
+#include "runtime/reference/Interpreter.h"
+
+#include "dialect/PcOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+using namespace mlir;
+using pc::reference::Array;
+
+namespace {
+
+class ExecutionTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { pc::registerAllPasses(); }
+
+  ExecutionTest() {
+    DialectRegistry registry;
+    pc::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  OwningOpRef<ModuleOp> parse(const std::string &text) {
+    return parseSourceString<ModuleOp>(text, &context);
+  }
+
+  std::string readFile(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  /// Random inputs for `graph`: floats in [-1, 1], integers valid for the
+  /// lookups and losses that read them.
+  std::vector<Array> inputsFor(ModuleOp module, StringRef graph,
+                               uint64_t seed) {
+    auto f = module.lookupSymbol<func::FuncOp>(graph);
+    std::mt19937_64 rng(seed);
+    std::vector<Array> inputs;
+    for (BlockArgument arg : f.getArguments()) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      Array a = Array::zeros(
+          std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
+      if (isa<FloatType>(type.getElementType())) {
+        for (double &x : a.data)
+          x = std::uniform_real_distribution<double>(-1, 1)(rng);
+      } else {
+        int64_t bound = 1 << 20;
+        for (Operation *user : arg.getUsers()) {
+          if (auto e = dyn_cast<pc::EmbeddingOp>(user))
+            bound = std::min(bound, e.getTable().getType().getShape()[0]);
+          if (auto c = dyn_cast<pc::CrossEntropyOp>(user))
+            bound = std::min(bound, c.getLogits().getType().getShape().back());
+        }
+        for (double &x : a.data)
+          x = std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
+      }
+      inputs.push_back(std::move(a));
+    }
+    return inputs;
+  }
+
+  /// Runs `graph` logically and distributed and compares the results.
+  void expectEquivalent(const std::string &text, StringRef graph,
+                        int64_t *collectives = nullptr) {
+    OwningOpRef<ModuleOp> logical = parse(text);
+    ASSERT_TRUE(logical);
+    std::vector<Array> inputs = inputsFor(*logical, graph, 42);
+    absl::StatusOr<std::vector<Array>> expected =
+        pc::reference::runLogical(*logical, graph, inputs, 7);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+
+    OwningOpRef<ModuleOp> distributed = parse(text);
+    PassManager pm = PassManager::on<ModuleOp>(&context);
+    ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
+    ASSERT_TRUE(succeeded(pm.run(*distributed)));
+    pc::reference::Traffic traffic;
+    absl::StatusOr<std::vector<Array>> actual =
+        pc::reference::runDistributed(*distributed, graph, inputs, 7, &traffic);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    ASSERT_EQ(actual->size(), expected->size());
+    for (size_t i = 0; i < actual->size(); ++i) {
+      const Array &a = (*actual)[i], &e = (*expected)[i];
+      ASSERT_EQ(a.shape, e.shape) << "result " << i;
+      for (int64_t j = 0; j < e.size(); ++j)
+        ASSERT_NEAR(a.data[j], e.data[j], 1e-6 * (1 + std::abs(e.data[j])))
+            << "result " << i << " element " << j;
+    }
+    if (collectives) {
+      *collectives = 0;
+      for (auto &[kind, n] : traffic.collectives)
+        *collectives += n;
+    }
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(ExecutionTest, ExampleMlpOnTwoByTwo) {
+  int64_t collectives = 0;
+  expectEquivalent(readFile(PC_SOURCE_DIR "/examples/mlp_2x2.mlir"), "mlp",
+                   &collectives);
+  EXPECT_GT(collectives, 0);
+}
+
+TEST_F(ExecutionTest, GptBlockDataAndTensorParallel) {
+  int64_t collectives = 0;
+  expectEquivalent(readFile(PC_SOURCE_DIR "/examples/gpt_block_2x2.mlir"),
+                   "block", &collectives);
+  // One all-reduce per attention and per MLP block, on each of 4 ranks.
+  EXPECT_EQ(collectives, 8);
+}
+
+TEST_F(ExecutionTest, UnevenSplitsAndEveryTransition) {
+  // 10 rows over 4 devices, and boxings between all kinds of layouts.
+  expectEquivalent(R"mlir(
+    pc.mesh @m <["x"=4]>
+    pc.mesh @q <["a"=2, "b"=2]>
+    func.func @f(%x: tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>,
+                 %y: tensor<7x5xf32, #pc.sbp<@q, [S(0), S(1)]>>)
+        -> (tensor<10x6xf32>, tensor<7x5xf32>, tensor<7x5xf32>, tensor<6xf32>) {
+      %e = pc.exp %x : (tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<10x6xf32>
+      %b = pc.to_sbp %e : (tensor<10x6xf32>) -> tensor<10x6xf32, #pc.sbp<@m, [S(1)]>>
+      %t = pc.tanh %b : (tensor<10x6xf32, #pc.sbp<@m, [S(1)]>>) -> tensor<10x6xf32>
+      %s = pc.to_sbp %y : (tensor<7x5xf32, #pc.sbp<@q, [S(0), S(1)]>>) -> tensor<7x5xf32, #pc.sbp<@q, [S(1), S(0)]>>
+      %n = pc.neg %s : (tensor<7x5xf32, #pc.sbp<@q, [S(1), S(0)]>>) -> tensor<7x5xf32>
+      %g = pc.to_sbp %y : (tensor<7x5xf32, #pc.sbp<@q, [S(0), S(1)]>>) -> tensor<7x5xf32, #pc.sbp<@q, [B, B]>>
+      %r = pc.relu %g : (tensor<7x5xf32, #pc.sbp<@q, [B, B]>>) -> tensor<7x5xf32>
+      %m = pc.reduce_mean %t {axes = array<i64: 0>} : (tensor<10x6xf32>) -> tensor<6xf32>
+      return %t, %n, %r, %m : tensor<10x6xf32>, tensor<7x5xf32>, tensor<7x5xf32>, tensor<6xf32>
+    }
+  )mlir",
+                   "f");
+}
+
+TEST_F(ExecutionTest, VocabParallelEmbeddingAndLoss) {
+  expectEquivalent(R"mlir(
+    pc.mesh @m <["dp"=2, "tp"=2]>
+    pc.param @wte : tensor<50x16xf32, #pc.sbp<@m, [B, S(0)]>> = #pc.init<normal(std = 1.0)>
+    pc.param @head : tensor<16x50xf32, #pc.sbp<@m, [B, S(1)]>> = #pc.init<normal(std = 1.0)>
+    func.func @lm(%ids: tensor<6x3xi64, #pc.sbp<@m, [S(0), B]>>,
+                  %labels: tensor<6x3xi64, #pc.sbp<@m, [S(0), B]>>) -> tensor<f32> {
+      %wte = pc.get_param @wte : tensor<50x16xf32, #pc.sbp<@m, [B, S(0)]>>
+      %w = pc.get_param @head : tensor<16x50xf32, #pc.sbp<@m, [B, S(1)]>>
+      %h = pc.embedding %ids, %wte : (tensor<6x3xi64, #pc.sbp<@m, [S(0), B]>>, tensor<50x16xf32, #pc.sbp<@m, [B, S(0)]>>) -> tensor<6x3x16xf32>
+      %l = pc.matmul %h, %w : (tensor<6x3x16xf32>, tensor<16x50xf32, #pc.sbp<@m, [B, S(1)]>>) -> tensor<6x3x50xf32>
+      %c = pc.cross_entropy %l, %labels : (tensor<6x3x50xf32>, tensor<6x3xi64, #pc.sbp<@m, [S(0), B]>>) -> tensor<6x3xf32>
+      %loss = pc.reduce_mean %c {axes = array<i64: 0, 1>} : (tensor<6x3xf32>) -> tensor<f32>
+      return %loss : tensor<f32>
+    }
+  )mlir",
+                   "lm");
+}
+
+TEST_F(ExecutionTest, ThreeAxisMeshWithPartials) {
+  expectEquivalent(R"mlir(
+    pc.mesh @m <["a"=2, "b"=2, "c"=2]>
+    func.func @f(%x: tensor<8x6xf32, #pc.sbp<@m, [S(0), B, S(1)]>>,
+                 %w: tensor<6x4xf32, #pc.sbp<@m, [B, S(1), S(0)]>>) -> tensor<8x4xf32> {
+      %y = pc.matmul %x, %w : (tensor<8x6xf32, #pc.sbp<@m, [S(0), B, S(1)]>>, tensor<6x4xf32, #pc.sbp<@m, [B, S(1), S(0)]>>) -> tensor<8x4xf32>
+      %z = pc.softmax %y {axis = 1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      return %z : tensor<8x4xf32>
+    }
+  )mlir",
+                   "f");
+}
+
+TEST_F(ExecutionTest, FailuresAreStatusesNotHangs) {
+  // An id out of range fails on one device; the others must not wait for
+  // it forever.
+  OwningOpRef<ModuleOp> m = parse(R"mlir(
+    pc.mesh @m <["x"=2]>
+    func.func @f(%ids: tensor<4xi64, #pc.sbp<@m, [S(0)]>>, %t: tensor<3x2xf32, #pc.sbp<@m, [B]>>) -> tensor<4x2xf32, #pc.sbp<@m, [B]>> {
+      %e = pc.embedding %ids, %t : (tensor<4xi64, #pc.sbp<@m, [S(0)]>>, tensor<3x2xf32, #pc.sbp<@m, [B]>>) -> tensor<4x2xf32, #pc.sbp<@m, [S(0)]>>
+      %g = pc.all_gather %e {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<4x2xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<4x2xf32, #pc.sbp<@m, [B]>>
+      return %g : tensor<4x2xf32, #pc.sbp<@m, [B]>>
+    }
+  )mlir");
+  ASSERT_TRUE(m);
+  PassManager pm = PassManager::on<ModuleOp>(&context);
+  ASSERT_TRUE(succeeded(parsePassPipeline("pc-partition", pm)));
+  ASSERT_TRUE(succeeded(pm.run(*m)));
+  Array ids{{4}, {0, 1, 2, 9}}, table = Array::zeros({3, 2});
+  absl::StatusOr<std::vector<Array>> r =
+      pc::reference::runDistributed(*m, "f", {ids, table}, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("id 9"), std::string::npos) << r.status();
+}
+
+} // namespace
