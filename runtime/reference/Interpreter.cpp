@@ -67,6 +67,27 @@ public:
     return all;
   }
 
+  /// Leaves `piece` (the box `box` of the logical tensor) for `dstRank`
+  /// under the transfer `key`.
+  void post(const std::string &key, int64_t dstRank, Box box, Array piece) {
+    std::lock_guard<std::mutex> lock(mu);
+    mail[{key, dstRank}].push_back({std::move(box), std::move(piece)});
+    cv.notify_all();
+  }
+
+  /// Waits for `expected` pieces of the transfer `key` for `rank`.
+  absl::StatusOr<std::vector<std::pair<Box, Array>>>
+  collect(const std::string &key, int64_t rank, size_t expected) {
+    std::unique_lock<std::mutex> lock(mu);
+    auto &box = mail[{key, rank}];
+    cv.wait(lock, [&] { return box.size() >= expected || aborted; });
+    if (aborted)
+      return absl::AbortedError("another device failed");
+    std::vector<std::pair<Box, Array>> pieces = std::move(box);
+    mail.erase({key, rank});
+    return pieces;
+  }
+
   void abort() {
     std::lock_guard<std::mutex> lock(mu);
     aborted = true;
@@ -90,6 +111,8 @@ private:
   std::condition_variable cv;
   std::map<std::pair<std::string, int64_t>, Slot> slots;
   std::map<std::pair<int64_t, std::string>, int64_t> sequence;
+  std::map<std::pair<std::string, int64_t>, std::vector<std::pair<Box, Array>>>
+      mail;
   bool aborted = false;
 };
 
@@ -164,6 +187,8 @@ private:
     return groupExtents(whole, meshes.lookup(mesh).getShape(), axes);
   }
   Array &valueOf(Value v) { return env[v]; }
+  absl::Status evalTransfer(Operation *op, TypeAttr from, TypeAttr to,
+                            Value input, Value result);
 
   ModuleOp module;
   MeshCache meshes;
@@ -172,6 +197,7 @@ private:
   World *world;
   DenseMap<Value, Array> env;
   std::vector<Array> results;
+  std::map<std::string, int64_t> transferCount;
 };
 
 absl::StatusOr<std::vector<Array>>
@@ -298,6 +324,63 @@ absl::Status Evaluator::evalStep(Operation *op) {
   return opError(op, "is not a boxing step");
 }
 
+absl::Status Evaluator::evalTransfer(Operation *op, TypeAttr from, TypeAttr to,
+                                     Value input, Value result) {
+  // Every rank derives the same pairing of boxes from the two layouts.
+  SbpAttr src = getSbp(from.getValue()), dst = getSbp(to.getValue());
+  Shape shape = shapeOf(from.getValue());
+  boxing::Planner planner;
+  boxing::TransferPlan plan = planner.planTransfer(
+      shape, elemBytesOf(from.getValue()), meshInfo(meshes.lookup(src)),
+      src.getEntries(), meshInfo(meshes.lookup(dst)), dst.getEntries());
+  // The k-th send of a (from, to) pair on a rank matches the k-th receive.
+  std::string pair;
+  llvm::raw_string_ostream os(pair);
+  os << from << "->" << to;
+  std::string key =
+      pair + "#" + std::to_string(transferCount[pair + (input ? "s" : "r")]++);
+  MeshOp srcMesh = meshes.lookup(src), dstMesh = meshes.lookup(dst);
+  if (input) {
+    int64_t me = meshes.positionOf(src.getMesh(), rank);
+    Box mine = localBox(shape, srcMesh.getShape(), src.getEntries(),
+                        delinearize(srcMesh.getShape(), me));
+    for (const boxing::Transfer &t : plan.transfers) {
+      if (t.srcPosition != me)
+        continue;
+      Shape start(shape.size());
+      for (size_t d = 0; d < shape.size(); ++d)
+        start[d] = t.box.offsets[d] - mine.offsets[d];
+      world->post(key, dstMesh.getRank(t.dstPosition), t.box,
+                  slice(valueOf(input), start, t.box.sizes));
+    }
+    return absl::OkStatus();
+  }
+  int64_t me = meshes.positionOf(dst.getMesh(), rank);
+  Box mine = localBox(shape, dstMesh.getShape(), dst.getEntries(),
+                      delinearize(dstMesh.getShape(), me));
+  size_t expected = 0;
+  int64_t received = 0;
+  for (const boxing::Transfer &t : plan.transfers)
+    if (t.dstPosition == me) {
+      ++expected;
+      if (!t.local)
+        received += product(t.box.sizes);
+    }
+  auto pieces = world->collect(key, rank, expected);
+  if (!pieces.ok())
+    return pieces.status();
+  Array out = Array::zeros(mine.sizes);
+  for (auto &[box, piece] : *pieces) {
+    Shape start(shape.size());
+    for (size_t d = 0; d < shape.size(); ++d)
+      start[d] = box.offsets[d] - mine.offsets[d];
+    place(out, piece, start);
+  }
+  env[result] = std::move(out);
+  world->record(rank, "transfer", received * elemBytesOf(from.getValue()));
+  return absl::OkStatus();
+}
+
 absl::Status Evaluator::eval(Operation *op) {
   auto in = [&](unsigned i) -> Array & { return valueOf(op->getOperand(i)); };
   auto set = [&](Array a) { env[op->getResult(0)] = std::move(a); };
@@ -371,10 +454,13 @@ absl::Status Evaluator::eval(Operation *op) {
         set(Array{{}, {offset}});
         return absl::OkStatus();
       })
-      .Case<SendOp, RecvOp>([&](Operation *) {
-        return absl::UnimplementedError(
-            "the reference interpreter does not run transfers between "
-            "meshes yet");
+      .Case([&](SendOp send) {
+        return evalTransfer(op, send.getFromAttr(), send.getToAttr(),
+                            send.getInput(), Value());
+      })
+      .Case([&](RecvOp recv) {
+        return evalTransfer(op, recv.getFromAttr(), recv.getToAttr(), Value(),
+                            recv.getResult());
       })
       .Case([&](MatmulOp m) {
         set(matmul(in(0), in(1), m.getTransposeLhs(), m.getTransposeRhs(),
