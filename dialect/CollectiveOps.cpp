@@ -265,9 +265,8 @@ LogicalResult BroadcastOp::verify() {
 LogicalResult PickLabelsOp::verify() {
   auto values = cast<RankedTensorType>(getValues().getType());
   auto labels = cast<RankedTensorType>(getLabels().getType());
-  FailureOr<shape::Shape> expected =
-      shape::crossEntropy(values.getShape(), labels.getShape(),
-                          [&] { return emitOpError(); });
+  FailureOr<shape::Shape> expected = shape::crossEntropy(
+      values.getShape(), labels.getShape(), [&] { return emitOpError(); });
   if (failed(expected))
     return failure();
   if (getType().getShape() != ArrayRef<int64_t>(*expected) ||

@@ -117,8 +117,8 @@ Value emitLocalConstant(OpBuilder &b, ConstantOp op, RankView &view,
 ///   loss = log(s) - p
 /// Every device of a group ends with the whole loss.
 Value emitVocabParallelCrossEntropy(OpBuilder &b, CrossEntropyOp ce,
-                                    ArrayRef<int64_t> classAxes,
-                                    IRMapping &map, RankView &view) {
+                                    ArrayRef<int64_t> classAxes, IRMapping &map,
+                                    RankView &view) {
   Location loc = ce.getLoc();
   SbpAttr layout = getSbp(ce.getLogits().getType());
   FlatSymbolRefAttr mesh = layout.getMesh();
@@ -283,8 +283,8 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
       if (e.isSplit() && e.dim == classDim)
         classAxes.push_back(axis);
     if (!classAxes.empty()) {
-      map.map(ce.getResult(), emitVocabParallelCrossEntropy(
-                                  b, ce, classAxes, map, view));
+      map.map(ce.getResult(),
+              emitVocabParallelCrossEntropy(b, ce, classAxes, map, view));
       return success();
     }
   }

@@ -46,7 +46,7 @@ boxing::MeshInfo meshInfo(MeshOp mesh);
 double conversionCost(boxing::Planner &planner, MeshCache &meshes,
                       mlir::Type type, SbpAttr src, SbpAttr dst);
 
-/// Every func.func of `module` in order, then its ops in order.
+/// Calls `fn` on every func.func of `module` with a body, in order.
 template <typename Fn> void forEachGraph(mlir::ModuleOp module, Fn fn) {
   for (auto f : module.getOps<mlir::func::FuncOp>())
     if (!f.isExternal())

@@ -43,6 +43,10 @@ def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
         -> tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
     ```
   }];
+  let options = [
+    Option<"latencyBytes", "latency-bytes", "double", "16500.0",
+           "Fixed cost of one collective, in bytes (as in pc-lower-boxing)">,
+  ];
   let statistics = [
     Statistic<"numDecided", "decided-values", "Values given a layout">,
     Statistic<"numSignatures", "signatures", "Ops given a signature">,

@@ -502,8 +502,12 @@ LogicalResult Propagator::run() {
 }
 
 struct SbpPropagatePass : public pc::impl::SbpPropagateBase<SbpPropagatePass> {
+  using SbpPropagateBase::SbpPropagateBase;
+
   void runOnOperation() override {
-    boxing::Planner planner;
+    boxing::CostParams params;
+    params.latencyBytes = latencyBytes;
+    boxing::Planner planner(params);
     Propagator p(getOperation(), planner);
     if (failed(p.run()))
       return signalPassFailure();

@@ -665,12 +665,10 @@ runDistributed(ModuleOp module, llvm::StringRef graph,
     absl::StatusOr<std::vector<Array>> results = std::vector<Array>{};
   };
   std::vector<Job> jobs;
-  size_t numResults = 0;
   for (auto f : module.getOps<func::FuncOp>()) {
     auto g = f->getAttrOfType<StringAttr>("pc.graph");
     if (!g || g.getValue() != graph)
       continue;
-    numResults = std::max<size_t>(numResults, 0);
     for (int64_t rank :
          f->getAttrOfType<DenseI64ArrayAttr>("pc.ranks").asArrayRef()) {
       Job job{f, rank, {}};
