@@ -3,6 +3,7 @@
 #ifndef PC_DIALECT_PCOPS_H
 #define PC_DIALECT_PCOPS_H
 
+#include "dialect/InferTypes.h"
 #include "dialect/PcAttrs.h"
 #include "dialect/PcDialect.h"
 #include "dialect/PcTraits.h"

@@ -3,7 +3,8 @@
 // Ops that take tensors print as
 //   %r = pc.op %a, %b {attrs} : (type(a), type(b)) -> type(r)
 // and every one verifies its shapes and attributes. Result types are written
-// out because they carry the SBP encoding, which shape rules cannot infer;
+// out because they carry the SBP encoding, which shape rules cannot infer (the
+// C++ builders of most ops infer the rest);
 // the shape and element type are checked against the inferred ones
 // (dialect/ShapeInference.h holds the rules, shared with the C++ API).
 //
@@ -209,6 +210,17 @@ def PC_MatmulOp : PC_ComputeOp<"matmul"> {
   let arguments = (ins PC_FloatTensor:$lhs, PC_FloatTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transposeLhs,
+                   CArg<"bool", "false">:$transposeRhs), [{
+      auto unit = [&](bool b) {
+        return b ? $_builder.getUnitAttr() : ::mlir::UnitAttr();
+      };
+      build($_builder, $_state,
+            ::pc::infer::matmul(lhs, rhs, transposeLhs, transposeRhs), lhs, rhs,
+            unit(transposeLhs), unit(transposeRhs));
+    }]>];
 }
 
 class PC_BinaryOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>
@@ -224,6 +236,10 @@ class PC_BinaryOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>
   }];
   let arguments = (ins t:$lhs, t:$rhs);
   let results = (outs t:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state, ::pc::infer::broadcast(lhs, rhs), lhs, rhs);
+    }]>];
 }
 
 def PC_AddOp : PC_BinaryOp<"add", "sum">;
@@ -243,6 +259,10 @@ class PC_UnaryOp<string mnemonic, string what, TypeConstraint t = PC_FloatTensor
   }];
   let arguments = (ins t:$input);
   let results = (outs t:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input);
+    }]>];
 }
 
 def PC_NegOp : PC_UnaryOp<"neg", "negation", PC_Tensor>;
@@ -261,6 +281,11 @@ def PC_GeluOp : PC_UnaryOp<"gelu", "Gaussian error linear unit"> {
     ```
   }];
   let arguments = (ins PC_FloatTensor:$input, UnitAttr:$approximate);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "bool":$approximate), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input,
+            approximate ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
+    }]>];
 }
 
 class PC_SoftmaxLikeOp<string mnemonic, string what> : PC_ComputeOp<mnemonic> {
@@ -275,6 +300,10 @@ class PC_SoftmaxLikeOp<string mnemonic, string what> : PC_ComputeOp<mnemonic> {
   }];
   let arguments = (ins PC_FloatTensor:$input, I64Attr:$axis);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input, axis);
+    }]>];
 }
 
 def PC_SoftmaxOp : PC_SoftmaxLikeOp<"softmax", "Softmax">;
@@ -297,6 +326,13 @@ def PC_LayerNormOp : PC_ComputeOp<"layer_norm"> {
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
                        DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
+                   "::mlir::Value":$beta, CArg<"int64_t", "-1">:$axis,
+                   CArg<"double", "1e-5">:$epsilon), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input, gamma, beta,
+            axis, ::llvm::APFloat(epsilon));
+    }]>];
 }
 
 def PC_RmsNormOp : PC_ComputeOp<"rms_norm"> {
@@ -314,6 +350,13 @@ def PC_RmsNormOp : PC_ComputeOp<"rms_norm"> {
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
                        DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$gamma,
+                   CArg<"int64_t", "-1">:$axis,
+                   CArg<"double", "1e-6">:$epsilon), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input, gamma,
+            axis, ::llvm::APFloat(epsilon));
+    }]>];
 }
 
 class PC_ReduceOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>
@@ -331,6 +374,13 @@ class PC_ReduceOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>
   }];
   let arguments = (ins t:$input, DenseI64ArrayAttr:$axes, UnitAttr:$keepdim);
   let results = (outs t:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$axes,
+                   CArg<"bool", "false">:$keepdim), [{
+      build($_builder, $_state, ::pc::infer::reduce(input, axes, keepdim),
+            input, $_builder.getDenseI64ArrayAttr(axes),
+            keepdim ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
+    }]>];
 }
 
 def PC_ReduceSumOp : PC_ReduceOp<"reduce_sum", "Sum">;
@@ -363,6 +413,11 @@ def PC_TransposeOp : PC_ComputeOp<"transpose"> {
   }];
   let arguments = (ins PC_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs PC_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$perm), [{
+      build($_builder, $_state, ::pc::infer::transpose(input, perm), input,
+            perm);
+    }]>];
 }
 
 def PC_BroadcastToOp : PC_ComputeOp<"broadcast_to"> {
@@ -393,6 +448,12 @@ def PC_SliceOp : PC_ComputeOp<"slice"> {
   let arguments = (ins PC_Tensor:$input, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit);
   let results = (outs PC_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$start,
+                   "::llvm::ArrayRef<int64_t>":$limit), [{
+      build($_builder, $_state, ::pc::infer::slice(input, start, limit), input,
+            start, limit);
+    }]>];
 }
 
 def PC_ConcatOp : PC_ComputeOp<"concat"> {
@@ -408,6 +469,11 @@ def PC_ConcatOp : PC_ComputeOp<"concat"> {
   }];
   let arguments = (ins Variadic<PC_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs PC_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::ValueRange":$inputs, "int64_t":$axis), [{
+      build($_builder, $_state, ::pc::infer::concat(inputs, axis), inputs,
+            axis);
+    }]>];
 }
 
 def PC_EmbeddingOp : PC_ComputeOp<"embedding"> {
@@ -427,6 +493,11 @@ def PC_EmbeddingOp : PC_ComputeOp<"embedding"> {
   let arguments = (ins PC_IndexTensor:$ids, PC_FloatTensor:$table,
                        UnitAttr:$zero_out_of_range);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$ids, "::mlir::Value":$table), [{
+      build($_builder, $_state, ::pc::infer::embedding(ids, table), ids, table,
+            ::mlir::UnitAttr());
+    }]>];
 }
 
 def PC_CausalMaskOp : PC_ComputeOp<"causal_mask"> {
@@ -442,6 +513,10 @@ def PC_CausalMaskOp : PC_ComputeOp<"causal_mask"> {
   }];
   let arguments = (ins PC_FloatTensor:$input);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input);
+    }]>];
 }
 
 def PC_CrossEntropyOp : PC_ComputeOp<"cross_entropy"> {
@@ -459,6 +534,11 @@ def PC_CrossEntropyOp : PC_ComputeOp<"cross_entropy"> {
   }];
   let arguments = (ins PC_FloatTensor:$logits, PC_IndexTensor:$labels);
   let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$labels), [{
+      build($_builder, $_state, ::pc::infer::crossEntropy(logits, labels),
+            logits, labels);
+    }]>];
 }
 
 def PC_CastOp : PC_ComputeOp<"cast"> {

@@ -158,3 +158,56 @@ TEST_F(DialectTest, ShapeRulesAreUsableWithoutAnOp) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(DialectTest, BuildersInferResultTypes) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    func.func @f(%x: tensor<2x8x64xf32>, %w: tensor<32x64xf32>,
+                 %b: tensor<32xf32>, %ids: tensor<2x8xi64>,
+                 %t: tensor<100x64xf32>) { return }
+  )mlir");
+  ASSERT_TRUE(module);
+  auto fn = cast<func::FuncOp>(module->getBody()->front());
+  OpBuilder b(fn.getBody().front().getTerminator());
+  Location loc = b.getUnknownLoc();
+  Value x = fn.getArgument(0), w = fn.getArgument(1), bias = fn.getArgument(2);
+  Value ids = fn.getArgument(3), table = fn.getArgument(4);
+  auto typeOf = [](Value v) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << v.getType();
+    return s;
+  };
+  Value y = pc::MatmulOp::create(b, loc, x, w, false, true);
+  EXPECT_EQ(typeOf(y), "tensor<2x8x32xf32>");
+  Value z = pc::AddOp::create(b, loc, y, bias);
+  EXPECT_EQ(typeOf(z), "tensor<2x8x32xf32>");
+  Value g = pc::GeluOp::create(b, loc, z, true);
+  EXPECT_EQ(typeOf(g), "tensor<2x8x32xf32>");
+  Value s = pc::SoftmaxOp::create(b, loc, g, -1);
+  EXPECT_EQ(typeOf(s), "tensor<2x8x32xf32>");
+  Value r = pc::ReduceSumOp::create(b, loc, s, ArrayRef<int64_t>{1}, true);
+  EXPECT_EQ(typeOf(r), "tensor<2x1x32xf32>");
+  Value tr = pc::TransposeOp::create(b, loc, x, ArrayRef<int64_t>{0, 2, 1});
+  EXPECT_EQ(typeOf(tr), "tensor<2x64x8xf32>");
+  Value sl = pc::SliceOp::create(b, loc, x, ArrayRef<int64_t>{0, 2, 0},
+                                 ArrayRef<int64_t>{2, 6, 16});
+  EXPECT_EQ(typeOf(sl), "tensor<2x4x16xf32>");
+  Value cat = pc::ConcatOp::create(b, loc, ValueRange{x, x}, 2);
+  EXPECT_EQ(typeOf(cat), "tensor<2x8x128xf32>");
+  Value e = pc::EmbeddingOp::create(b, loc, ids, table);
+  EXPECT_EQ(typeOf(e), "tensor<2x8x64xf32>");
+  Value ce = pc::CrossEntropyOp::create(b, loc, z, ids);
+  EXPECT_EQ(typeOf(ce), "tensor<2x8xf32>");
+  Value ln = pc::LayerNormOp::create(b, loc, x, table, table);
+  (void)ln;
+  // Everything but the deliberately wrong layer norm (gamma 100x64) verifies;
+  // that one is reported by the verifier with its rule.
+  EXPECT_NE(verifyErrors(*module).find(
+                "'pc.layer_norm' op gamma has shape 100x64 but must have the "
+                "normalized shape 64"),
+            std::string::npos);
+}
+
+} // namespace
