@@ -75,8 +75,8 @@ int64_t intersection(const Box &a, const Box &b) {
 double planningCost(const Step &step, std::span<const int64_t> shape,
                     int64_t elemBytes, std::span<const int64_t> meshShape,
                     const CostParams &params) {
-  if (!isCollective(step.kind))
-    return params.localStepCost;
+  if (!isCollective(step.kind) || groupSize(meshShape, step.axes) == 1)
+    return params.localStepCost; // A group of one moves nothing.
   std::vector<int64_t> origin(meshShape.size(), 0);
   std::vector<SbpEntry> u = groupUnion(step.before, step.axes);
   double t =

@@ -119,7 +119,12 @@ SmallVector<NdSbpSignature, 0> Propagator::candidates(SbpOpInterface op,
           return;
         }
         SmallVector<SbpSignature> sigs;
-        op.getSbpSignatures(ins, outs, meshShape[axis], sigs);
+        // On an axis of one device every layout is the same; only the
+        // replicated signature is worth considering.
+        if (meshShape[axis] == 1)
+          addReplicated(sigs, ins.size(), outs.size());
+        else
+          op.getSbpSignatures(ins, outs, meshShape[axis], sigs);
         for (const SbpSignature &sig : sigs) {
           auto shrink = [&](ArrayRef<Shape> shapes,
                             ArrayRef<SbpEntry> entries) {

@@ -639,6 +639,56 @@ absl::StatusOr<Array> initialParam(ModuleOp module, llvm::StringRef name,
   return a;
 }
 
+absl::StatusOr<std::vector<Array>>
+randomInputs(ModuleOp module, llvm::StringRef graph, uint64_t seed) {
+  func::FuncOp f = findGraph(module, graph);
+  if (!f)
+    return absl::NotFoundError(absl::StrCat("no graph @", graph.str()));
+  std::mt19937_64 rng(seed);
+  std::vector<Array> inputs;
+  for (BlockArgument arg : f.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    Array a = Array::zeros(shapeOf(type));
+    if (isa<FloatType>(type.getElementType())) {
+      for (double &x : a.data)
+        x = std::uniform_real_distribution<double>(-1, 1)(rng);
+    } else {
+      int64_t bound = int64_t(1) << 20;
+      for (Operation *user : arg.getUsers()) {
+        if (auto e = dyn_cast<EmbeddingOp>(user))
+          bound = std::min(bound, e.getTable().getType().getShape()[0]);
+        if (auto c = dyn_cast<CrossEntropyOp>(user))
+          bound = std::min(bound, c.getLogits().getType().getShape().back());
+      }
+      for (double &x : a.data)
+        x = std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
+    }
+    inputs.push_back(std::move(a));
+  }
+  return inputs;
+}
+
+absl::StatusOr<double> maxRelativeError(const std::vector<Array> &actual,
+                                        const std::vector<Array> &expected) {
+  if (actual.size() != expected.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        actual.size(), " results but ", expected.size(), " expected"));
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (actual[i].shape != expected[i].shape)
+      return absl::InvalidArgumentError(
+          absl::StrCat("result ", i, " has another shape"));
+    for (int64_t j = 0; j < expected[i].size(); ++j) {
+      double e = expected[i].data[j], a = actual[i].data[j];
+      double err = std::abs(a - e) / (1 + std::abs(e));
+      if (std::isnan(err) || (std::isinf(e) != std::isinf(a)))
+        err = std::isinf(e) && a == e ? 0 : HUGE_VAL;
+      worst = std::max(worst, err);
+    }
+  }
+  return worst;
+}
+
 absl::StatusOr<std::vector<Array>> runLogical(ModuleOp module,
                                               llvm::StringRef graph,
                                               const std::vector<Array> &inputs,

@@ -56,6 +56,16 @@ runDistributed(mlir::ModuleOp module, llvm::StringRef graph,
                const std::vector<Array> &inputs, uint64_t seed,
                Traffic *traffic = nullptr);
 
+/// Random inputs for `graph`: floats uniform in [-1, 1], integers valid for
+/// the lookups and losses that read them. Deterministic in `seed`.
+absl::StatusOr<std::vector<Array>>
+randomInputs(mlir::ModuleOp module, llvm::StringRef graph, uint64_t seed);
+
+/// The largest difference between `actual` and `expected`, relative to
+/// 1 + |expected|, or an error when their shapes differ.
+absl::StatusOr<double> maxRelativeError(const std::vector<Array> &actual,
+                                        const std::vector<Array> &expected);
+
 /// The logical value of parameter `name` (its initializer), deterministic in
 /// `seed` and the name.
 absl::StatusOr<Array> initialParam(mlir::ModuleOp module, llvm::StringRef name,

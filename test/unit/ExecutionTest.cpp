@@ -55,42 +55,15 @@ protected:
     return s.str();
   }
 
-  /// Random inputs for `graph`: floats in [-1, 1], integers valid for the
-  /// lookups and losses that read them.
-  std::vector<Array> inputsFor(ModuleOp module, StringRef graph,
-                               uint64_t seed) {
-    auto f = module.lookupSymbol<func::FuncOp>(graph);
-    std::mt19937_64 rng(seed);
-    std::vector<Array> inputs;
-    for (BlockArgument arg : f.getArguments()) {
-      auto type = cast<RankedTensorType>(arg.getType());
-      Array a = Array::zeros(
-          std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
-      if (isa<FloatType>(type.getElementType())) {
-        for (double &x : a.data)
-          x = std::uniform_real_distribution<double>(-1, 1)(rng);
-      } else {
-        int64_t bound = 1 << 20;
-        for (Operation *user : arg.getUsers()) {
-          if (auto e = dyn_cast<pc::EmbeddingOp>(user))
-            bound = std::min(bound, e.getTable().getType().getShape()[0]);
-          if (auto c = dyn_cast<pc::CrossEntropyOp>(user))
-            bound = std::min(bound, c.getLogits().getType().getShape().back());
-        }
-        for (double &x : a.data)
-          x = std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
-      }
-      inputs.push_back(std::move(a));
-    }
-    return inputs;
-  }
-
   /// Runs `graph` logically and distributed and compares the results.
   void expectEquivalent(const std::string &text, StringRef graph,
                         int64_t *collectives = nullptr) {
     OwningOpRef<ModuleOp> logical = parse(text);
     ASSERT_TRUE(logical);
-    std::vector<Array> inputs = inputsFor(*logical, graph, 42);
+    absl::StatusOr<std::vector<Array>> random =
+        pc::reference::randomInputs(*logical, graph, 42);
+    ASSERT_TRUE(random.ok()) << random.status();
+    std::vector<Array> inputs = *random;
     absl::StatusOr<std::vector<Array>> expected =
         pc::reference::runLogical(*logical, graph, inputs, 7);
     ASSERT_TRUE(expected.ok()) << expected.status();
@@ -134,6 +107,15 @@ TEST_F(ExecutionTest, GptBlockDataAndTensorParallel) {
                    "block", &collectives);
   // One all-reduce per attention and per MLP block, on each of 4 ranks.
   EXPECT_EQ(collectives, 8);
+}
+
+TEST_F(ExecutionTest, TwoLayerGptWithLoss) {
+  // Embedding, positions, two blocks, final norm, head and loss, with only
+  // the ids, labels and weight matrices annotated.
+  int64_t collectives = 0;
+  expectEquivalent(readFile(PC_SOURCE_DIR "/examples/gpt_tiny_2x2.mlir"), "gpt",
+                   &collectives);
+  EXPECT_GT(collectives, 0);
 }
 
 TEST_F(ExecutionTest, UnevenSplitsAndEveryTransition) {
