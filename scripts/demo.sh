@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh), then runs the main job: pc-opt reads
-# the example model, an MLP laid out data- and tensor-parallel on a 2x2 mesh
-# of CPU virtual devices, verifies it and prints it back.
+# Sets everything up (scripts/setup.sh), then runs the main job on CPU
+# virtual devices (until the actor runtime lands, on the reference
+# interpreter):
+#   1. pc-opt reads and verifies the example model, an MLP laid out data- and
+#      tensor-parallel on a 2x2 mesh, and prints it back;
+#   2. pc-opt compiles a GPT block with --pc-distribute and reports the
+#      collectives and the bytes each device receives;
+#   3. pc-check runs a two-layer GPT with its loss both as one logical program
+#      and as per-device programs on four simulated devices, and compares.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${PC_BUILD_DIR:-$root/build}
+bin=${PC_BUILD_DIR:-$root/build}/bin
 
 "$root/scripts/setup.sh"
 model=${1:-$root/examples/mlp_2x2.mlir}
-echo "== pc-opt $model"
-"$build_dir/bin/pc-opt" "$model"
+echo "== 1. pc-opt $model"
+"$bin/pc-opt" "$model"
+echo
+echo "== 2. the GPT block on [dp=2, tp=2]: collectives and bytes per device"
+"$bin/pc-opt" "$root/examples/gpt_block_2x2.mlir" --pc-sbp-propagate \
+  --pc-insert-boxing --pc-boxing-report -o /dev/null
+echo
+echo "== 3. a two-layer GPT, logical vs per-device programs on 4 simulated devices"
+"$bin/pc-check" "$root/examples/gpt_tiny_2x2.mlir"
