@@ -7,6 +7,9 @@
 #include "runtime/reference/Kernels.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -810,6 +813,40 @@ runDistributed(ModuleOp module, llvm::StringRef graph,
   if (traffic)
     *traffic = world.traffic;
   return out;
+}
+
+absl::StatusOr<CheckResult>
+checkCompiled(MLIRContext &context, llvm::StringRef source,
+              llvm::StringRef graph, llvm::StringRef pipeline, uint64_t seed) {
+  OwningOpRef<ModuleOp> logical = parseSourceString<ModuleOp>(source, &context);
+  OwningOpRef<ModuleOp> compiled =
+      parseSourceString<ModuleOp>(source, &context);
+  if (!logical || !compiled)
+    return absl::InvalidArgumentError("the model does not parse");
+  absl::StatusOr<std::vector<Array>> inputs =
+      randomInputs(*logical, graph, seed);
+  if (!inputs.ok())
+    return inputs.status();
+  absl::StatusOr<std::vector<Array>> expected =
+      runLogical(*logical, graph, *inputs, seed);
+  if (!expected.ok())
+    return expected.status();
+  PassManager pm = PassManager::on<ModuleOp>(&context);
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad pipeline '", pipeline.str(), "'"));
+  if (failed(pm.run(*compiled)))
+    return absl::InvalidArgumentError("the pipeline failed");
+  CheckResult result;
+  absl::StatusOr<std::vector<Array>> actual =
+      runDistributed(*compiled, graph, *inputs, seed, &result.traffic);
+  if (!actual.ok())
+    return actual.status();
+  absl::StatusOr<double> error = maxRelativeError(*actual, *expected);
+  if (!error.ok())
+    return error.status();
+  result.maxRelativeError = *error;
+  return result;
 }
 
 } // namespace pc::reference

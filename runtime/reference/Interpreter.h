@@ -66,6 +66,19 @@ randomInputs(mlir::ModuleOp module, llvm::StringRef graph, uint64_t seed);
 absl::StatusOr<double> maxRelativeError(const std::vector<Array> &actual,
                                         const std::vector<Array> &expected);
 
+/// What checkCompiled measured.
+struct CheckResult {
+  double maxRelativeError = 0;
+  Traffic traffic;
+};
+
+/// Parses `source` twice; runs `graph` of the first as a logical program
+/// and, after running `pipeline` on the second, its per-device programs, on
+/// random inputs (randomInputs) and parameters from `seed`; compares.
+absl::StatusOr<CheckResult>
+checkCompiled(mlir::MLIRContext &context, llvm::StringRef source,
+              llvm::StringRef graph, llvm::StringRef pipeline, uint64_t seed);
+
 /// The logical value of parameter `name` (its initializer), deterministic in
 /// `seed` and the name.
 absl::StatusOr<Array> initialParam(mlir::ModuleOp module, llvm::StringRef name,

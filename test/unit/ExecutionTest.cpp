@@ -23,9 +23,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 using namespace mlir;
@@ -58,35 +56,13 @@ protected:
   /// Runs `graph` logically and distributed and compares the results.
   void expectEquivalent(const std::string &text, StringRef graph,
                         int64_t *collectives = nullptr) {
-    OwningOpRef<ModuleOp> logical = parse(text);
-    ASSERT_TRUE(logical);
-    absl::StatusOr<std::vector<Array>> random =
-        pc::reference::randomInputs(*logical, graph, 42);
-    ASSERT_TRUE(random.ok()) << random.status();
-    std::vector<Array> inputs = *random;
-    absl::StatusOr<std::vector<Array>> expected =
-        pc::reference::runLogical(*logical, graph, inputs, 7);
-    ASSERT_TRUE(expected.ok()) << expected.status();
-
-    OwningOpRef<ModuleOp> distributed = parse(text);
-    PassManager pm = PassManager::on<ModuleOp>(&context);
-    ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
-    ASSERT_TRUE(succeeded(pm.run(*distributed)));
-    pc::reference::Traffic traffic;
-    absl::StatusOr<std::vector<Array>> actual =
-        pc::reference::runDistributed(*distributed, graph, inputs, 7, &traffic);
-    ASSERT_TRUE(actual.ok()) << actual.status();
-    ASSERT_EQ(actual->size(), expected->size());
-    for (size_t i = 0; i < actual->size(); ++i) {
-      const Array &a = (*actual)[i], &e = (*expected)[i];
-      ASSERT_EQ(a.shape, e.shape) << "result " << i;
-      for (int64_t j = 0; j < e.size(); ++j)
-        ASSERT_NEAR(a.data[j], e.data[j], 1e-6 * (1 + std::abs(e.data[j])))
-            << "result " << i << " element " << j;
-    }
+    absl::StatusOr<pc::reference::CheckResult> r =
+        pc::reference::checkCompiled(context, text, graph, "pc-distribute", 42);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_LE(r->maxRelativeError, 1e-6);
     if (collectives) {
       *collectives = 0;
-      for (auto &[kind, n] : traffic.collectives)
+      for (auto &[kind, n] : r->traffic.collectives)
         *collectives += n;
     }
   }

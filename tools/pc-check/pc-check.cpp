@@ -19,7 +19,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,54 +47,37 @@ int main(int argc, char **argv) {
   pc::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  llvm::SourceMgr sources;
-  OwningOpRef<ModuleOp> logical = parseSourceFile<ModuleOp>(model, &context);
-  if (!logical)
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(model);
+  if (!buffer) {
+    llvm::errs() << "pc-check: cannot read " << model << "\n";
     return 1;
+  }
+  std::string source = (*buffer)->getBuffer().str();
   if (graph.empty()) {
-    auto funcs = logical->getOps<func::FuncOp>();
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    if (!module)
+      return 1;
+    auto funcs = module->getOps<func::FuncOp>();
     if (funcs.empty()) {
       llvm::errs() << "pc-check: " << model << " has no func.func\n";
       return 1;
     }
     graph = (*funcs.begin()).getSymName().str();
   }
-  absl::StatusOr<std::vector<pc::reference::Array>> inputs =
-      pc::reference::randomInputs(*logical, graph, seed);
-  if (!inputs.ok()) {
-    llvm::errs() << "pc-check: " << inputs.status().ToString() << "\n";
+  absl::StatusOr<pc::reference::CheckResult> result =
+      pc::reference::checkCompiled(context, source, graph, pipeline, seed);
+  if (!result.ok()) {
+    llvm::errs() << "pc-check: " << result.status().ToString() << "\n";
     return 1;
   }
-  auto expected = pc::reference::runLogical(*logical, graph, *inputs, seed);
-  if (!expected.ok()) {
-    llvm::errs() << "pc-check: logical run: " << expected.status().ToString()
-                 << "\n";
-    return 1;
-  }
-
-  OwningOpRef<ModuleOp> compiled = parseSourceFile<ModuleOp>(model, &context);
-  PassManager pm = PassManager::on<ModuleOp>(&context);
-  if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(*compiled)))
-    return 1;
-  pc::reference::Traffic traffic;
-  auto actual =
-      pc::reference::runDistributed(*compiled, graph, *inputs, seed, &traffic);
-  if (!actual.ok()) {
-    llvm::errs() << "pc-check: distributed run: " << actual.status().ToString()
-                 << "\n";
-    return 1;
-  }
-  absl::StatusOr<double> error =
-      pc::reference::maxRelativeError(*actual, *expected);
-  if (!error.ok()) {
-    llvm::errs() << "pc-check: " << error.status().ToString() << "\n";
-    return 1;
-  }
-  llvm::outs() << "@" << graph << ": max relative difference " << *error
+  double error = result->maxRelativeError;
+  const pc::reference::Traffic &traffic = result->traffic;
+  llvm::outs() << "@" << graph << ": max relative difference " << error
                << " (tolerance " << tolerance << ")\n";
   for (auto &[kind, n] : traffic.collectives)
     llvm::outs() << "  " << kind << ": " << n << " calls\n";
   for (auto &[rank, bytes] : traffic.bytesReceived)
     llvm::outs() << "  rank " << rank << " received " << bytes << " B\n";
-  return *error <= tolerance ? 0 : 2;
+  return error <= tolerance ? 0 : 2;
 }
