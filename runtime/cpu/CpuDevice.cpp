@@ -1,0 +1,216 @@
+//===- CpuDevice.cpp - A CPU virtual device -------------------------------===//
+
+#include "runtime/cpu/CpuDevice.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace pc::runtime {
+
+//===----------------------------------------------------------------------===//
+// CpuAllocator
+//===----------------------------------------------------------------------===//
+
+// Cache-line and SIMD aligned, so that kernels may assume it.
+static constexpr size_t kAlignment = 64;
+
+CpuAllocator::CpuAllocator(std::string device, int64_t capacity)
+    : device(std::move(device)), capacity(capacity) {}
+
+CpuAllocator::~CpuAllocator() = default;
+
+absl::StatusOr<Buffer> CpuAllocator::allocate(size_t bytes) {
+  int64_t now = inUse.fetch_add(bytes) + bytes;
+  if (capacity > 0 && now > capacity) {
+    inUse.fetch_sub(bytes);
+    return absl::ResourceExhaustedError(
+        absl::StrCat(device, ": allocating ", bytes, " bytes would use ", now,
+                     " bytes, more than its capacity of ", capacity));
+  }
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void *data = rounded ? std::aligned_alloc(kAlignment, rounded) : nullptr;
+  if (rounded && !data) {
+    inUse.fetch_sub(bytes);
+    return absl::ResourceExhaustedError(
+        absl::StrCat(device, ": out of host memory for ", bytes, " bytes"));
+  }
+  ++allocations;
+  for (int64_t p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);)
+    ;
+  return Buffer(this, data, bytes);
+}
+
+void CpuAllocator::release(void *data, size_t bytes) {
+  std::free(data);
+  inUse.fetch_sub(bytes);
+}
+
+MemoryStats CpuAllocator::stats() const {
+  return {inUse.load(), peak.load(), allocations.load()};
+}
+
+void CpuAllocator::resetPeak() { peak.store(inUse.load()); }
+
+//===----------------------------------------------------------------------===//
+// CpuStream
+//===----------------------------------------------------------------------===//
+
+CpuStream::CpuStream(std::string name)
+    : streamName(std::move(name)), worker([this] { run(); }) {}
+
+CpuStream::~CpuStream() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stopping = true;
+  }
+  cv.notify_all();
+  worker.join();
+}
+
+void CpuStream::push(Item item) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    queue.push_back(std::move(item));
+    ++pending;
+  }
+  cv.notify_all();
+}
+
+void CpuStream::enqueue(Task task) { push({std::move(task), nullptr}); }
+
+void CpuStream::enqueueControl(std::function<void(const absl::Status &)> fn) {
+  push({nullptr, std::move(fn)});
+}
+
+void CpuStream::waitFor(const Event &event) {
+  auto *cpu = dynamic_cast<const CpuEvent *>(&event);
+  if (!cpu) {
+    enqueue([name = streamName] {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": waits for an event of another device kind"));
+    });
+    return;
+  }
+  // Wait for the point recorded by now, not for later recordings.
+  enqueue(cpu->waitTask());
+}
+
+absl::Status CpuStream::synchronize() {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return pending == 0; });
+  return error;
+}
+
+void CpuStream::run() {
+  for (;;) {
+    Item item;
+    absl::Status current;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return; // Stopping, and everything queued has run.
+      item = std::move(queue.front());
+      queue.pop_front();
+      current = error;
+    }
+    absl::Status result;
+    if (item.control)
+      item.control(current);
+    else if (current.ok())
+      result = item.task();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!result.ok() && error.ok())
+        error = absl::Status(result.code(),
+                             absl::StrCat(streamName, ": ", result.message()));
+      --pending;
+    }
+    cv.notify_all();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// CpuEvent
+//===----------------------------------------------------------------------===//
+
+CpuEvent::CpuEvent() : state(std::make_shared<State>()) {}
+
+void CpuEvent::record(Stream &stream) {
+  int64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    generation = ++state->recorded;
+  }
+  auto done = [s = state, generation](const absl::Status &error) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->completed = std::max(s->completed, generation);
+    if (!error.ok())
+      s->error = error;
+    s->cv.notify_all();
+  };
+  if (auto *cpu = dynamic_cast<CpuStream *>(&stream)) {
+    cpu->enqueueControl(done);
+  } else {
+    stream.enqueue([done] {
+      done(absl::OkStatus());
+      return absl::OkStatus();
+    });
+  }
+}
+
+absl::Status CpuEvent::wait(State &s, int64_t generation) {
+  std::unique_lock<std::mutex> lock(s.mu);
+  s.cv.wait(lock, [&] { return s.completed >= generation; });
+  if (!s.error.ok())
+    return absl::Status(
+        s.error.code(),
+        absl::StrCat("an awaited event failed: ", s.error.message()));
+  return absl::OkStatus();
+}
+
+Task CpuEvent::waitTask() const {
+  int64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    generation = state->recorded;
+  }
+  return [s = state, generation] { return wait(*s, generation); };
+}
+
+absl::Status CpuEvent::synchronize() const { return waitTask()(); }
+
+bool CpuEvent::query() const {
+  std::lock_guard<std::mutex> lock(state->mu);
+  return state->completed >= state->recorded;
+}
+
+//===----------------------------------------------------------------------===//
+// CpuDevice
+//===----------------------------------------------------------------------===//
+
+CpuDevice::CpuDevice(int index, int64_t capacity)
+    : deviceName(absl::StrCat("cpu:", index)), alloc(deviceName, capacity) {}
+
+absl::StatusOr<std::unique_ptr<Stream>>
+CpuDevice::createStream(const std::string &name) {
+  return std::unique_ptr<Stream>(
+      std::make_unique<CpuStream>(absl::StrCat(deviceName, "/", name)));
+}
+
+std::unique_ptr<Event> CpuDevice::createEvent() {
+  return std::make_unique<CpuEvent>();
+}
+
+void CpuDevice::copyAsync(void *dst, const void *src, size_t bytes,
+                          Stream &stream) {
+  stream.enqueue([dst, src, bytes] {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  });
+}
+
+} // namespace pc::runtime

@@ -1,0 +1,118 @@
+//===- CpuDevice.h - A CPU virtual device -----------------------*- C++ -*-===//
+//
+// One CPU virtual device: host memory with usage accounting and an optional
+// capacity, and streams that are worker threads running their tasks in
+// order. Many of these share one process for `--devices cpu:N`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_CPU_CPUDEVICE_H
+#define PC_RUNTIME_CPU_CPUDEVICE_H
+
+#include "runtime/device/Device.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace pc::runtime {
+
+class CpuAllocator final : public Allocator {
+public:
+  /// `capacity` bytes at most (0: unlimited); `device` names the device in
+  /// errors.
+  CpuAllocator(std::string device, int64_t capacity);
+  ~CpuAllocator() override;
+
+  absl::StatusOr<Buffer> allocate(size_t bytes) override;
+  MemoryStats stats() const override;
+  void resetPeak() override;
+
+private:
+  void release(void *data, size_t bytes) override;
+
+  std::string device;
+  int64_t capacity;
+  std::atomic<int64_t> inUse{0}, peak{0}, allocations{0};
+};
+
+class CpuStream final : public Stream {
+public:
+  explicit CpuStream(std::string name);
+  /// Runs what is queued, then stops the worker.
+  ~CpuStream() override;
+
+  void enqueue(Task task) override;
+  void waitFor(const Event &event) override;
+  absl::Status synchronize() override;
+  const std::string &name() const override { return streamName; }
+
+  /// Queues `fn`, which runs even on a poisoned stream and receives the
+  /// stream's first error (OK when none). Events use it so that waiters
+  /// learn of failures instead of waiting forever.
+  void enqueueControl(std::function<void(const absl::Status &)> fn);
+
+private:
+  struct Item {
+    Task task;
+    std::function<void(const absl::Status &)> control;
+  };
+  void run();
+  void push(Item item);
+
+  std::string streamName;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Item> queue;
+  int64_t pending = 0;
+  bool stopping = false;
+  absl::Status error;
+  std::thread worker;
+};
+
+class CpuEvent final : public Event {
+public:
+  CpuEvent();
+  void record(Stream &stream) override;
+  absl::Status synchronize() const override;
+  bool query() const override;
+
+  /// A task that waits for the point recorded last before this call, and
+  /// fails with the recording stream's error. It keeps the event's state
+  /// alive, so the event itself may be destroyed first.
+  Task waitTask() const;
+
+private:
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    int64_t recorded = 0, completed = 0;
+    absl::Status error;
+  };
+  static absl::Status wait(State &state, int64_t generation);
+  std::shared_ptr<State> state;
+};
+
+class CpuDevice final : public Device {
+public:
+  /// Device `index` of the process, with `capacity` bytes (0: unlimited).
+  explicit CpuDevice(int index, int64_t capacity = 0);
+
+  const std::string &name() const override { return deviceName; }
+  Allocator &allocator() override { return alloc; }
+  absl::StatusOr<std::unique_ptr<Stream>>
+  createStream(const std::string &name) override;
+  std::unique_ptr<Event> createEvent() override;
+  void copyAsync(void *dst, const void *src, size_t bytes,
+                 Stream &stream) override;
+
+private:
+  std::string deviceName;
+  CpuAllocator alloc;
+};
+
+} // namespace pc::runtime
+
+#endif // PC_RUNTIME_CPU_CPUDEVICE_H

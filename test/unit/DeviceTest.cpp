@@ -1,0 +1,187 @@
+//===- DeviceTest.cpp - The device abstraction on CPU virtual devices -----===//
+
+#include "runtime/cpu/CpuDevice.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+using namespace pc::runtime;
+
+namespace {
+
+std::unique_ptr<Stream> makeStream(Device &d, const std::string &name) {
+  absl::StatusOr<std::unique_ptr<Stream>> s = d.createStream(name);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return std::move(*s);
+}
+
+TEST(CpuAllocator, TracksUsageAndPeak) {
+  CpuDevice device(0);
+  Allocator &a = device.allocator();
+  {
+    absl::StatusOr<Buffer> x = a.allocate(1000);
+    ASSERT_TRUE(x.ok());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(x->data()) % 64, 0u);
+    {
+      absl::StatusOr<Buffer> y = a.allocate(500);
+      ASSERT_TRUE(y.ok());
+      EXPECT_EQ(a.stats().inUse, 1500);
+    }
+    EXPECT_EQ(a.stats().inUse, 1000);
+    EXPECT_EQ(a.stats().peak, 1500);
+    Buffer moved = std::move(*x);
+    EXPECT_FALSE(*x);
+    EXPECT_EQ(a.stats().inUse, 1000);
+  }
+  EXPECT_EQ(a.stats().inUse, 0);
+  EXPECT_EQ(a.stats().peak, 1500);
+  EXPECT_EQ(a.stats().allocations, 2);
+  a.resetPeak();
+  EXPECT_EQ(a.stats().peak, 0);
+  absl::StatusOr<Buffer> empty = a.allocate(0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(*empty);
+}
+
+TEST(CpuAllocator, CapacityIsAClearError) {
+  CpuDevice device(3, /*capacity=*/1024);
+  absl::StatusOr<Buffer> a = device.allocator().allocate(1000);
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<Buffer> b = device.allocator().allocate(100);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(b.status().message(),
+            "cpu:3: allocating 100 bytes would use 1100 bytes, more than its "
+            "capacity of 1024");
+  EXPECT_EQ(device.allocator().stats().inUse, 1000);
+}
+
+TEST(CpuStream, RunsTasksInOrderAsynchronously) {
+  CpuDevice device(0);
+  auto stream = makeStream(device, "compute");
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  stream->enqueue([&] {
+    while (!release)
+      std::this_thread::yield();
+    order.push_back(1);
+    return absl::OkStatus();
+  });
+  for (int i = 2; i <= 100; ++i)
+    stream->enqueue([&, i] {
+      order.push_back(i);
+      return absl::OkStatus();
+    });
+  // enqueue returned while the first task still blocks: it is asynchronous.
+  release = true;
+  ASSERT_TRUE(stream->synchronize().ok());
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_EQ(order[i], i + 1);
+}
+
+TEST(CpuStream, AFailedTaskPoisonsTheStream) {
+  CpuDevice device(0);
+  auto stream = makeStream(device, "compute");
+  bool ranAfter = false;
+  stream->enqueue([] { return absl::InternalError("kernel failed"); });
+  stream->enqueue([&] {
+    ranAfter = true;
+    return absl::OkStatus();
+  });
+  absl::Status s = stream->synchronize();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(s.message(), "cpu:0/compute: kernel failed");
+  EXPECT_FALSE(ranAfter);
+}
+
+TEST(CpuEvent, OrdersWorkAcrossStreams) {
+  CpuDevice device(0);
+  auto compute = makeStream(device, "compute");
+  auto comm = makeStream(device, "comm");
+  auto event = device.createEvent();
+  EXPECT_TRUE(event->query()); // Nothing recorded yet.
+  std::atomic<int> value{0};
+  std::atomic<bool> release{false};
+  compute->enqueue([&] {
+    while (!release)
+      std::this_thread::yield();
+    value = 42;
+    return absl::OkStatus();
+  });
+  event->record(*compute);
+  EXPECT_FALSE(event->query());
+  int seen = -1;
+  comm->waitFor(*event);
+  comm->enqueue([&] {
+    seen = value;
+    return absl::OkStatus();
+  });
+  release = true;
+  ASSERT_TRUE(comm->synchronize().ok());
+  EXPECT_EQ(seen, 42);
+  EXPECT_TRUE(event->synchronize().ok());
+  EXPECT_TRUE(event->query());
+}
+
+TEST(CpuEvent, FailuresReachTheWaiters) {
+  CpuDevice device(0);
+  auto producer = makeStream(device, "producer");
+  auto consumer = makeStream(device, "consumer");
+  {
+    // The event may die before the waiting stream runs.
+    auto event = device.createEvent();
+    producer->enqueue([] { return absl::DataLossError("bad input"); });
+    event->record(*producer);
+    consumer->waitFor(*event);
+  }
+  bool ran = false;
+  consumer->enqueue([&] {
+    ran = true;
+    return absl::OkStatus();
+  });
+  absl::Status s = consumer->synchronize();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("an awaited event failed: cpu:0/producer: bad "
+                             "input"),
+            std::string::npos)
+      << s;
+  EXPECT_FALSE(ran);
+}
+
+TEST(CpuDevice, CopiesInStreamOrder) {
+  CpuDevice device(0);
+  auto stream = makeStream(device, "copy");
+  absl::StatusOr<Buffer> a = device.allocator().allocate(4096);
+  absl::StatusOr<Buffer> b = device.allocator().allocate(4096);
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::vector<unsigned char> host(4096);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = static_cast<unsigned char>(i * 7);
+  device.copyAsync(a->data(), host.data(), 4096, *stream);
+  device.copyAsync(b->data(), a->data(), 4096, *stream);
+  ASSERT_TRUE(stream->synchronize().ok());
+  EXPECT_EQ(std::memcmp(b->data(), host.data(), 4096), 0);
+}
+
+TEST(CpuStream, DestroyingAStreamRunsWhatIsQueued) {
+  CpuDevice device(0);
+  std::atomic<int> count{0};
+  {
+    auto stream = makeStream(device, "s");
+    for (int i = 0; i < 50; ++i)
+      stream->enqueue([&] {
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
+        ++count;
+        return absl::OkStatus();
+      });
+  }
+  EXPECT_EQ(count, 50);
+}
+
+} // namespace
