@@ -115,30 +115,41 @@ RankBytes exactBytes(const Step &step, std::span<const int64_t> shape,
     before.push_back(localBox(shape, meshShape, step.before, c));
     after.push_back(localBox(shape, meshShape, step.after, c));
   }
+  // The ring algorithms of the runtime's communicators (NCCL's, and
+  // runtime/cpu/SharedMemoryComm): pieces travel to the next member in n-1
+  // steps.
   RankBytes r;
+  if (n == 1)
+    return r;
+  int64_t prev = (self + n - 1) % n, next = (self + 1) % n;
   switch (step.kind) {
   case StepKind::AllGather: {
-    // Every member needs every other member's piece once.
+    // A member receives every piece but its own, and forwards every piece
+    // but its successor's.
     int64_t total = volume(after[self]);
     r.received = total - volume(before[self]);
-    r.sent = (n - 1) * volume(before[self]);
+    r.sent = total - volume(before[next]);
     break;
   }
-  case StepKind::ReduceScatter:
-    // A member receives the other members' partials of its own piece.
-    r.received = (n - 1) * volume(after[self]);
-    r.sent = volume(before[self]) - volume(after[self]);
-    break;
-  case StepKind::AllReduce: {
-    // A reduce-scatter over chunks of the flattened tensor, then an
-    // all-gather of the reduced chunks.
+  case StepKind::ReduceScatter: {
+    // A member receives a partial of every piece but its predecessor's, and
+    // sends one of every piece but its own.
     int64_t total = volume(before[self]);
-    int64_t chunk = splitRange(total, n, self).size;
-    r.received = (n - 1) * chunk + (total - chunk);
-    r.sent = (total - chunk) + (n - 1) * chunk;
+    r.received = total - volume(after[prev]);
+    r.sent = total - volume(after[self]);
+    break;
+  }
+  case StepKind::AllReduce: {
+    // A reduce-scatter, then an all-gather, over even chunks of the
+    // flattened tensor.
+    int64_t total = volume(before[self]);
+    auto chunk = [&](int64_t k) { return splitRange(total, n, k).size; };
+    r.received = 2 * total - chunk(prev) - chunk(self);
+    r.sent = 2 * total - chunk(self) - chunk(next);
     break;
   }
   case StepKind::AllToAll:
+    // Pairwise: each member sends each other member its block.
     for (int64_t q = 0; q < n; ++q) {
       if (q == self)
         continue;

@@ -233,9 +233,14 @@ absl::Status Evaluator::evalStep(Operation *op) {
     if (!parts.ok())
       return parts.status();
     env[result] = combine(*parts, toReduceKind(ar.getReduce()));
+    // Counted as the ring moves it (passes/CostModel.h).
     int64_t n = parts->size(), total = in.size();
-    int64_t chunk = splitRange(total, n, index).size;
-    world->record(rank, "all_reduce", ((n - 1) * chunk + total - chunk) * elem);
+    auto chunk = [&](int64_t k) { return splitRange(total, n, k).size; };
+    world->record(rank, "all_reduce",
+                  n == 1 ? 0
+                         : (2 * total - chunk((index + n - 1) % n) -
+                            chunk(index)) *
+                               elem);
     return absl::OkStatus();
   }
   if (auto ag = dyn_cast<AllGatherOp>(op)) {
@@ -257,8 +262,10 @@ absl::Status Evaluator::evalStep(Operation *op) {
     for (int64_t i = 0; i < index; ++i)
       start[dim] += ext[i];
     env[result] = slice(sum, start, outShape);
+    int64_t n = parts->size();
+    int64_t prevPiece = ext[(index + n - 1) % n] * (in.size() / std::max<int64_t>(in.shape[dim], 1));
     world->record(rank, "reduce_scatter",
-                  (int64_t(parts->size()) - 1) * env[result].size() * elem);
+                  n == 1 ? 0 : (in.size() - prevPiece) * elem);
     return absl::OkStatus();
   }
   if (auto a2a = dyn_cast<AllToAllOp>(op)) {

@@ -31,12 +31,14 @@ func.func @f(%p: tensor<8x8xf32, #pc.sbp<@m, [P]>>, %s: tensor<8x8xf32, #pc.sbp<
   // CHECK-NEXT: ranks 0-3: sent 48 B, received 48 B
   // CHECK-NEXT: planning cost 16548
   %3 = pc.boxing %s : (tensor<8x8xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x8xf32, #pc.sbp<@m, [S(1)]>>
-  // Uneven: 10 rows as 3, 3, 2, 2. A rank receives the rows it lacks, and
-  // sends its own rows to the three others.
+  // Uneven: 10 rows as 3, 3, 2, 2. On the ring a rank receives the rows it
+  // lacks, and forwards all rows but its successor's.
   // CHECK: boxing #4 {{.*}} [S(0)] on @u -> [B] on @u
   // CHECK-NEXT: all-gather(dim 0) over axes [0]
-  // CHECK-NEXT: ranks 0-1: sent 72 B, received 56 B
-  // CHECK-NEXT: ranks 2-3: sent 48 B, received 64 B
+  // CHECK-NEXT: ranks 0: sent 56 B, received 56 B
+  // CHECK-NEXT: ranks 1: sent 64 B, received 56 B
+  // CHECK-NEXT: ranks 2: sent 64 B, received 64 B
+  // CHECK-NEXT: ranks 3: sent 56 B, received 64 B
   %4 = pc.boxing %u : (tensor<10x2xf32, #pc.sbp<@u, [S(0)]>>) -> tensor<10x2xf32, #pc.sbp<@u, [B]>>
   return
 }

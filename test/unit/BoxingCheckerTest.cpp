@@ -166,9 +166,12 @@ public:
             xs.push_back(locals[m].data[e]);
           out.data[e] = reduce(step.from().reduce, xs);
         }
+        // Counted as the ring algorithm moves it: a reduce-scatter and an
+        // all-gather over even chunks of the flattened piece.
         int64_t n = members.size(), total = out.data.size();
-        int64_t chunk = splitRange(total, n, self).size;
-        received[r] = (n - 1) * chunk + (total - chunk);
+        auto chunk = [&](int64_t k) { return splitRange(total, n, k).size; };
+        received[r] =
+            n == 1 ? 0 : 2 * total - chunk((self + n - 1) % n) - chunk(self);
         break;
       }
       case StepKind::AllGather: {
@@ -193,7 +196,13 @@ public:
             xs.push_back(at(locals[m].box, locals[m].data, idx));
           out.data.push_back(reduce(step.from().reduce, xs));
         });
-        received[r] = (int64_t(members.size()) - 1) * product(out.box.sizes);
+        // The ring brings a partial of every piece but the predecessor's.
+        int64_t n = members.size();
+        Box prevPiece = localBox(shape, mesh, step.after,
+                                 delinearize(mesh, members[(self + n - 1) % n]));
+        received[r] = n == 1 ? 0
+                             : product(locals[r].box.sizes) -
+                                   product(prevPiece.sizes);
         break;
       }
       case StepKind::AllToAll:

@@ -1,0 +1,88 @@
+//===- Communicator.h - Collectives between devices -------------*- C++ -*-===//
+//
+// The one interface through which the runtime moves data between devices:
+// shared memory between CPU virtual devices now, NCCL and MPI later. An
+// endpoint belongs to one global rank. A group is the list of the global
+// ranks that take part, in group order; every member calls the same
+// collective with the same group, in the same order as the others
+// (the compiler emits one program order for all ranks, so mismatched orders
+// cannot arise from compiled programs; the implementation checks what it
+// can and reports the rest as errors, never a hang).
+//
+// Buffers are flat arrays of `count` elements of one type. Per-member
+// counts (`counts[i]` for member i) allow uneven pieces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_COMM_COMMUNICATOR_H
+#define PC_RUNTIME_COMM_COMMUNICATOR_H
+
+#include "dialect/Sharding.h"
+
+#include "absl/status/status.h"
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+
+namespace pc::runtime {
+
+/// Element types the collectives reduce.
+enum class CommType : uint8_t { F32, F64, I32, I64 };
+
+int64_t sizeOf(CommType type);
+
+/// What one endpoint did.
+struct CommStats {
+  int64_t bytesSent = 0;
+  int64_t bytesReceived = 0;
+  /// Calls per collective kind ("all_reduce", ...).
+  std::map<std::string, int64_t> calls;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual int64_t rank() const = 0;
+
+  /// Every member ends with the reduction of all members' `count` elements.
+  virtual absl::Status allReduce(void *data, int64_t count, CommType type,
+                                 ReduceKind reduce,
+                                 std::span<const int64_t> group) = 0;
+  /// `out` gets every member's piece in group order; this member's piece is
+  /// `in`, of `counts[index]` elements.
+  virtual absl::Status allGather(const void *in, void *out,
+                                 std::span<const int64_t> counts,
+                                 CommType type,
+                                 std::span<const int64_t> group) = 0;
+  /// `in` holds sum(counts) elements on every member; member i ends with
+  /// piece i of their reduction in `out`.
+  virtual absl::Status reduceScatter(const void *in, void *out,
+                                     std::span<const int64_t> counts,
+                                     CommType type, ReduceKind reduce,
+                                     std::span<const int64_t> group) = 0;
+  /// Member i sends `sendCounts[j]` elements (consecutive in `in`, in member
+  /// order) to member j, and receives `recvCounts[j]` from member j into
+  /// `out`, in member order.
+  virtual absl::Status allToAll(const void *in,
+                                std::span<const int64_t> sendCounts, void *out,
+                                std::span<const int64_t> recvCounts,
+                                CommType type,
+                                std::span<const int64_t> group) = 0;
+  /// Every member ends with member `root`'s `count` elements.
+  virtual absl::Status broadcast(void *data, int64_t count, CommType type,
+                                 int64_t root,
+                                 std::span<const int64_t> group) = 0;
+  /// Point to point; a send does not wait for its receive.
+  virtual absl::Status send(const void *data, int64_t count, CommType type,
+                            int64_t peer, int64_t tag) = 0;
+  virtual absl::Status recv(void *data, int64_t count, CommType type,
+                            int64_t peer, int64_t tag) = 0;
+
+  virtual CommStats stats() const = 0;
+};
+
+} // namespace pc::runtime
+
+#endif // PC_RUNTIME_COMM_COMMUNICATOR_H

@@ -1,0 +1,463 @@
+//===- SharedMemoryComm.cpp - Collectives between CPU virtual devices -----===//
+
+#include "runtime/cpu/SharedMemoryComm.h"
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace pc::runtime {
+
+int64_t sizeOf(CommType type) {
+  switch (type) {
+  case CommType::F32:
+  case CommType::I32:
+    return 4;
+  case CommType::F64:
+  case CommType::I64:
+    return 8;
+  }
+  return 1;
+}
+
+namespace {
+
+template <typename T> void reduceInto(T *acc, const T *x, int64_t n,
+                                      ReduceKind kind) {
+  for (int64_t i = 0; i < n; ++i) {
+    switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Avg:
+      acc[i] += x[i];
+      break;
+    case ReduceKind::Max:
+      acc[i] = std::max(acc[i], x[i]);
+      break;
+    case ReduceKind::Min:
+      acc[i] = std::min(acc[i], x[i]);
+      break;
+    }
+  }
+}
+
+void reduceInto(void *acc, const void *x, int64_t n, CommType type,
+                ReduceKind kind) {
+  switch (type) {
+  case CommType::F32:
+    return reduceInto(static_cast<float *>(acc), static_cast<const float *>(x),
+                      n, kind);
+  case CommType::F64:
+    return reduceInto(static_cast<double *>(acc),
+                      static_cast<const double *>(x), n, kind);
+  case CommType::I32:
+    return reduceInto(static_cast<int32_t *>(acc),
+                      static_cast<const int32_t *>(x), n, kind);
+  case CommType::I64:
+    return reduceInto(static_cast<int64_t *>(acc),
+                      static_cast<const int64_t *>(x), n, kind);
+  }
+}
+
+template <typename T> void divide(T *x, int64_t n, int64_t by) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<T>(x[i] / static_cast<T>(by));
+}
+
+void divide(void *x, int64_t n, CommType type, int64_t by) {
+  switch (type) {
+  case CommType::F32:
+    return divide(static_cast<float *>(x), n, by);
+  case CommType::F64:
+    return divide(static_cast<double *>(x), n, by);
+  case CommType::I32:
+    return divide(static_cast<int32_t *>(x), n, by);
+  case CommType::I64:
+    return divide(static_cast<int64_t *>(x), n, by);
+  }
+}
+
+char *at(void *base, int64_t elems, CommType type) {
+  return static_cast<char *>(base) + elems * sizeOf(type);
+}
+const char *at(const void *base, int64_t elems, CommType type) {
+  return static_cast<const char *>(base) + elems * sizeOf(type);
+}
+
+std::vector<int64_t> offsetsOf(std::span<const int64_t> counts) {
+  std::vector<int64_t> off(counts.size() + 1, 0);
+  for (size_t i = 0; i < counts.size(); ++i)
+    off[i + 1] = off[i] + counts[i];
+  return off;
+}
+
+} // namespace
+
+class SharedMemoryComm final : public Communicator {
+public:
+  SharedMemoryComm(SharedMemoryWorld &world, int64_t rank)
+      : world(world), myRank(rank) {}
+
+  int64_t rank() const override { return myRank; }
+  CommStats stats() const override { return counters; }
+
+  absl::Status allReduce(void *data, int64_t count, CommType type,
+                         ReduceKind reduce,
+                         std::span<const int64_t> group) override;
+  absl::Status allGather(const void *in, void *out,
+                         std::span<const int64_t> counts, CommType type,
+                         std::span<const int64_t> group) override;
+  absl::Status reduceScatter(const void *in, void *out,
+                             std::span<const int64_t> counts, CommType type,
+                             ReduceKind reduce,
+                             std::span<const int64_t> group) override;
+  absl::Status allToAll(const void *in, std::span<const int64_t> sendCounts,
+                        void *out, std::span<const int64_t> recvCounts,
+                        CommType type,
+                        std::span<const int64_t> group) override;
+  absl::Status broadcast(void *data, int64_t count, CommType type,
+                         int64_t root,
+                         std::span<const int64_t> group) override;
+  absl::Status send(const void *data, int64_t count, CommType type,
+                    int64_t peer, int64_t tag) override;
+  absl::Status recv(void *data, int64_t count, CommType type, int64_t peer,
+                    int64_t tag) override;
+
+private:
+  /// A collective in progress: the meeting, this member's index, and the
+  /// key under which the group meets.
+  struct Call {
+    std::shared_ptr<SharedMemoryWorld::Meeting> meeting;
+    int64_t index = 0;
+    std::string key;
+  };
+
+  /// Joins the group's next meeting, posting `in`, `out` and `counts`; all
+  /// members have posted when it returns OK.
+  /// With `sameCounts`, every member must post the same counts.
+  absl::StatusOr<Call> meet(const char *kind, std::span<const int64_t> group,
+                            const void *in, void *out,
+                            std::vector<int64_t> counts,
+                            bool sameCounts = true);
+  absl::Status finish(Call &call, absl::Status status);
+  /// The ring reduce-scatter of `work` (every member's full buffer) over
+  /// chunks at `off`, in place: member i ends with chunk i reduced.
+  absl::Status ringReduceScatter(Call &call, const std::vector<int64_t> &off,
+                                 CommType type, ReduceKind reduce);
+  /// The ring all-gather in place over pieces at `off` of every member's
+  /// `out` buffer.
+  absl::Status ringAllGather(Call &call, const std::vector<int64_t> &off,
+                             CommType type);
+
+  SharedMemoryWorld &world;
+  int64_t myRank;
+  std::map<std::string, int64_t> sequence;
+  CommStats counters;
+};
+
+std::unique_ptr<Communicator> SharedMemoryWorld::endpoint(int64_t rank) {
+  return std::make_unique<SharedMemoryComm>(*this, rank);
+}
+
+void SharedMemoryWorld::abort(absl::Status why) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (aborted.ok())
+    aborted = why.ok() ? absl::AbortedError("aborted") : why;
+  cv.notify_all();
+}
+
+std::shared_ptr<SharedMemoryWorld::Meeting>
+SharedMemoryWorld::join(const std::string &key, int64_t size) {
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<Meeting> &m = meetings[key];
+  if (!m) {
+    m = std::make_shared<Meeting>();
+    m->size = size;
+    m->in.resize(size);
+    m->out.resize(size);
+    m->counts.resize(size);
+  }
+  return m;
+}
+
+absl::Status SharedMemoryWorld::barrier(Meeting &m) {
+  std::unique_lock<std::mutex> lock(mu);
+  int64_t generation = m.generation;
+  if (++m.arrived == m.size) {
+    m.arrived = 0;
+    ++m.generation;
+    cv.notify_all();
+  } else {
+    cv.wait(lock, [&] { return m.generation != generation || !aborted.ok(); });
+  }
+  if (!aborted.ok())
+    return absl::Status(aborted.code(),
+                        absl::StrCat("collective aborted: ", aborted.message()));
+  return absl::OkStatus();
+}
+
+void SharedMemoryWorld::leave(const std::string &key, Meeting &m) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (++m.left == m.size)
+    meetings.erase(key);
+}
+
+absl::StatusOr<SharedMemoryComm::Call>
+SharedMemoryComm::meet(const char *kind, std::span<const int64_t> group,
+                       const void *in, void *out, std::vector<int64_t> counts,
+                       bool sameCounts) {
+  auto self = std::find(group.begin(), group.end(), myRank);
+  if (self == group.end() || std::count(group.begin(), group.end(), myRank) != 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", myRank, " calls ", kind, " for the group [",
+        absl::StrJoin(group, ", "), "], which it is not in once"));
+  for (int64_t r : group)
+    if (r < 0 || r >= world.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          kind, ": rank ", r, " is outside the world of ", world.size()));
+  std::string groupKey = absl::StrJoin(group, ",");
+  Call call;
+  call.index = self - group.begin();
+  call.key = absl::StrCat(groupKey, "#", sequence[groupKey]++);
+  call.meeting = world.join(call.key, group.size());
+  SharedMemoryWorld::Meeting &m = *call.meeting;
+  std::string signature = absl::StrCat(kind, "/", counts.size());
+  {
+    std::lock_guard<std::mutex> lock(world.mu);
+    if (m.signature.empty())
+      m.signature = signature;
+    else if (m.signature != signature)
+      m.mismatch = true;
+    m.in[call.index] = in;
+    m.out[call.index] = out;
+    m.counts[call.index] = std::move(counts);
+  }
+  ++counters.calls[kind];
+  if (absl::Status s = world.barrier(m); !s.ok())
+    return s;
+  // Everyone has posted: check that they agree, the same way on every
+  // member, so that all fail together.
+  bool agree = !m.mismatch;
+  for (const auto &c : m.counts)
+    agree &= !sameCounts ? c.size() == m.counts.front().size()
+                         : c == m.counts.front();
+  if (!agree) {
+    (void)finish(call, absl::OkStatus());
+    return absl::InvalidArgumentError(absl::StrCat(
+        kind, " over [", groupKey,
+        "]: the members called different collectives or passed different "
+        "counts"));
+  }
+  return call;
+}
+
+absl::Status SharedMemoryComm::finish(Call &call, absl::Status status) {
+  // Nobody may leave while others still read its buffers.
+  absl::Status s = world.barrier(*call.meeting);
+  world.leave(call.key, *call.meeting);
+  return status.ok() ? s : status;
+}
+
+absl::Status SharedMemoryComm::ringReduceScatter(
+    Call &call, const std::vector<int64_t> &off, CommType type,
+    ReduceKind reduce) {
+  SharedMemoryWorld::Meeting &m = *call.meeting;
+  int64_t n = m.size, i = call.index;
+  for (int64_t s = 0; s + 1 < n; ++s) {
+    int64_t k = ((i - s - 2) % n + n) % n;
+    int64_t len = off[k + 1] - off[k];
+    const void *pred = m.out[(i - 1 + n) % n];
+    reduceInto(at(m.out[i], off[k], type), at(pred, off[k], type), len, type,
+               reduce);
+    counters.bytesReceived += len * sizeOf(type);
+    int64_t sent = ((i + 1 - s - 2) % n + n) % n;
+    counters.bytesSent += (off[sent + 1] - off[sent]) * sizeOf(type);
+    if (absl::Status st = world.barrier(m); !st.ok())
+      return st;
+  }
+  if (reduce == ReduceKind::Avg)
+    divide(at(m.out[i], off[i], type), off[i + 1] - off[i], type, n);
+  return absl::OkStatus();
+}
+
+absl::Status SharedMemoryComm::ringAllGather(Call &call,
+                                             const std::vector<int64_t> &off,
+                                             CommType type) {
+  SharedMemoryWorld::Meeting &m = *call.meeting;
+  int64_t n = m.size, i = call.index;
+  for (int64_t s = 0; s + 1 < n; ++s) {
+    int64_t k = ((i - s - 1) % n + n) % n;
+    int64_t len = off[k + 1] - off[k];
+    std::memcpy(at(m.out[i], off[k], type),
+                at(m.out[(i - 1 + n) % n], off[k], type), len * sizeOf(type));
+    counters.bytesReceived += len * sizeOf(type);
+    int64_t sent = ((i - s) % n + n) % n;
+    counters.bytesSent += (off[sent + 1] - off[sent]) * sizeOf(type);
+    if (absl::Status st = world.barrier(m); !st.ok())
+      return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SharedMemoryComm::allReduce(void *data, int64_t count,
+                                         CommType type, ReduceKind reduce,
+                                         std::span<const int64_t> group) {
+  auto call = meet("all_reduce", group, data, data, {count});
+  if (!call.ok())
+    return call.status();
+  // Even chunks of the flattened buffer, reduced around the ring, then
+  // gathered around it.
+  int64_t n = group.size();
+  std::vector<int64_t> chunks;
+  for (int64_t k = 0; k < n; ++k)
+    chunks.push_back(splitRange(count, n, k).size);
+  std::vector<int64_t> off = offsetsOf(chunks);
+  absl::Status s = ringReduceScatter(*call, off, type, reduce);
+  if (s.ok())
+    s = world.barrier(*call->meeting);
+  if (s.ok())
+    s = ringAllGather(*call, off, type);
+  return finish(*call, s);
+}
+
+absl::Status SharedMemoryComm::allGather(const void *in, void *out,
+                                         std::span<const int64_t> counts,
+                                         CommType type,
+                                         std::span<const int64_t> group) {
+  if (counts.size() != group.size())
+    return absl::InvalidArgumentError("all_gather: one count per member");
+  std::vector<int64_t> off = offsetsOf(counts);
+  auto self = std::find(group.begin(), group.end(), myRank) - group.begin();
+  if (self < static_cast<int64_t>(group.size()))
+    std::memmove(at(out, off[self], type), in, counts[self] * sizeOf(type));
+  auto call = meet("all_gather", group, in, out,
+                   std::vector<int64_t>(counts.begin(), counts.end()));
+  if (!call.ok())
+    return call.status();
+  return finish(*call, ringAllGather(*call, off, type));
+}
+
+absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
+                                             std::span<const int64_t> counts,
+                                             CommType type, ReduceKind reduce,
+                                             std::span<const int64_t> group) {
+  if (counts.size() != group.size())
+    return absl::InvalidArgumentError("reduce_scatter: one count per member");
+  std::vector<int64_t> off = offsetsOf(counts);
+  // Work on a copy: the ring reduces in place.
+  std::vector<char> work(static_cast<const char *>(in),
+                         at(in, off.back(), type));
+  auto call = meet("reduce_scatter", group, in, work.data(),
+                   std::vector<int64_t>(counts.begin(), counts.end()));
+  if (!call.ok())
+    return call.status();
+  absl::Status s = ringReduceScatter(*call, off, type, reduce);
+  if (s.ok())
+    std::memcpy(out, at(work.data(), off[call->index], type),
+                counts[call->index] * sizeOf(type));
+  return finish(*call, s);
+}
+
+absl::Status SharedMemoryComm::allToAll(const void *in,
+                                        std::span<const int64_t> sendCounts,
+                                        void *out,
+                                        std::span<const int64_t> recvCounts,
+                                        CommType type,
+                                        std::span<const int64_t> group) {
+  int64_t n = group.size();
+  if (static_cast<int64_t>(sendCounts.size()) != n ||
+      static_cast<int64_t>(recvCounts.size()) != n)
+    return absl::InvalidArgumentError("all_to_all: one count per member");
+  // Each member posts its send counts; each checks them against its receive
+  // counts.
+  auto call = meet("all_to_all", group, in, out,
+                   std::vector<int64_t>(sendCounts.begin(), sendCounts.end()),
+                   /*sameCounts=*/false);
+  if (!call.ok())
+    return call.status();
+  SharedMemoryWorld::Meeting &m = *call->meeting;
+  absl::Status s;
+  int64_t i = call->index, outOff = 0;
+  for (int64_t q = 0; s.ok() && q < n; ++q) {
+    const std::vector<int64_t> &theirs = m.counts[q];
+    if (theirs[i] != recvCounts[q]) {
+      s = absl::InvalidArgumentError(absl::StrCat(
+          "all_to_all: member ", q, " sends ", theirs[i],
+          " elements to member ", i, ", which expects ", recvCounts[q]));
+      break;
+    }
+    int64_t inOff = 0;
+    for (int64_t j = 0; j < i; ++j)
+      inOff += theirs[j];
+    std::memcpy(at(out, outOff, type), at(m.in[q], inOff, type),
+                recvCounts[q] * sizeOf(type));
+    if (q != i) {
+      counters.bytesReceived += recvCounts[q] * sizeOf(type);
+      counters.bytesSent += sendCounts[q] * sizeOf(type);
+    }
+    outOff += recvCounts[q];
+  }
+  return finish(*call, s);
+}
+
+absl::Status SharedMemoryComm::broadcast(void *data, int64_t count,
+                                         CommType type, int64_t root,
+                                         std::span<const int64_t> group) {
+  if (root < 0 || root >= static_cast<int64_t>(group.size()))
+    return absl::InvalidArgumentError(
+        absl::StrCat("broadcast: root ", root, " is outside the group"));
+  auto call = meet("broadcast", group, data, data, {count, root});
+  if (!call.ok())
+    return call.status();
+  if (call->index != root) {
+    std::memcpy(data, call->meeting->in[root], count * sizeOf(type));
+    counters.bytesReceived += count * sizeOf(type);
+  } else {
+    counters.bytesSent += (int64_t(group.size()) - 1) * count * sizeOf(type);
+  }
+  return finish(*call, absl::OkStatus());
+}
+
+absl::Status SharedMemoryComm::send(const void *data, int64_t count,
+                                    CommType type, int64_t peer, int64_t tag) {
+  if (peer < 0 || peer >= world.size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("send: peer ", peer, " is outside the world"));
+  SharedMemoryWorld::Message msg;
+  msg.bytes.assign(static_cast<const char *>(data),
+                   static_cast<const char *>(data) + count * sizeOf(type));
+  {
+    std::lock_guard<std::mutex> lock(world.mu);
+    world.mail[{myRank, peer, tag}].push_back(std::move(msg));
+  }
+  world.cv.notify_all();
+  counters.bytesSent += count * sizeOf(type);
+  ++counters.calls["send"];
+  return absl::OkStatus();
+}
+
+absl::Status SharedMemoryComm::recv(void *data, int64_t count, CommType type,
+                                    int64_t peer, int64_t tag) {
+  std::unique_lock<std::mutex> lock(world.mu);
+  auto &box = world.mail[{peer, myRank, tag}];
+  world.cv.wait(lock, [&] { return !box.empty() || !world.aborted.ok(); });
+  if (box.empty())
+    return absl::Status(world.aborted.code(),
+                        absl::StrCat("recv aborted: ", world.aborted.message()));
+  SharedMemoryWorld::Message msg = std::move(box.front());
+  box.pop_front();
+  lock.unlock();
+  int64_t bytes = count * sizeOf(type);
+  if (static_cast<int64_t>(msg.bytes.size()) != bytes)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "recv from rank ", peer, " tag ", tag, ": expected ", bytes,
+        " bytes, got ", msg.bytes.size()));
+  std::memcpy(data, msg.bytes.data(), bytes);
+  counters.bytesReceived += bytes;
+  ++counters.calls["recv"];
+  return absl::OkStatus();
+}
+
+} // namespace pc::runtime
