@@ -53,8 +53,7 @@ public:
   /// `out` gets every member's piece in group order; this member's piece is
   /// `in`, of `counts[index]` elements.
   virtual absl::Status allGather(const void *in, void *out,
-                                 std::span<const int64_t> counts,
-                                 CommType type,
+                                 std::span<const int64_t> counts, CommType type,
                                  std::span<const int64_t> group) = 0;
   /// `in` holds sum(counts) elements on every member; member i ends with
   /// piece i of their reduction in `out`.

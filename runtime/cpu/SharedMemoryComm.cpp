@@ -25,8 +25,8 @@ int64_t sizeOf(CommType type) {
 
 namespace {
 
-template <typename T> void reduceInto(T *acc, const T *x, int64_t n,
-                                      ReduceKind kind) {
+template <typename T>
+void reduceInto(T *acc, const T *x, int64_t n, ReduceKind kind) {
   for (int64_t i = 0; i < n; ++i) {
     switch (kind) {
     case ReduceKind::Sum:
@@ -115,10 +115,8 @@ public:
                              std::span<const int64_t> group) override;
   absl::Status allToAll(const void *in, std::span<const int64_t> sendCounts,
                         void *out, std::span<const int64_t> recvCounts,
-                        CommType type,
-                        std::span<const int64_t> group) override;
-  absl::Status broadcast(void *data, int64_t count, CommType type,
-                         int64_t root,
+                        CommType type, std::span<const int64_t> group) override;
+  absl::Status broadcast(void *data, int64_t count, CommType type, int64_t root,
                          std::span<const int64_t> group) override;
   absl::Status send(const void *data, int64_t count, CommType type,
                     int64_t peer, int64_t tag) override;
@@ -193,8 +191,8 @@ absl::Status SharedMemoryWorld::barrier(Meeting &m) {
     cv.wait(lock, [&] { return m.generation != generation || !aborted.ok(); });
   }
   if (!aborted.ok())
-    return absl::Status(aborted.code(),
-                        absl::StrCat("collective aborted: ", aborted.message()));
+    return absl::Status(aborted.code(), absl::StrCat("collective aborted: ",
+                                                     aborted.message()));
   return absl::OkStatus();
 }
 
@@ -209,10 +207,11 @@ SharedMemoryComm::meet(const char *kind, std::span<const int64_t> group,
                        const void *in, void *out, std::vector<int64_t> counts,
                        bool sameCounts) {
   auto self = std::find(group.begin(), group.end(), myRank);
-  if (self == group.end() || std::count(group.begin(), group.end(), myRank) != 1)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", myRank, " calls ", kind, " for the group [",
-        absl::StrJoin(group, ", "), "], which it is not in once"));
+  if (self == group.end() ||
+      std::count(group.begin(), group.end(), myRank) != 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", myRank, " calls ", kind, " for the group [",
+                     absl::StrJoin(group, ", "), "], which it is not in once"));
   for (int64_t r : group)
     if (r < 0 || r >= world.size())
       return absl::InvalidArgumentError(absl::StrCat(
@@ -260,9 +259,9 @@ absl::Status SharedMemoryComm::finish(Call &call, absl::Status status) {
   return status.ok() ? s : status;
 }
 
-absl::Status SharedMemoryComm::ringReduceScatter(
-    Call &call, const std::vector<int64_t> &off, CommType type,
-    ReduceKind reduce) {
+absl::Status
+SharedMemoryComm::ringReduceScatter(Call &call, const std::vector<int64_t> &off,
+                                    CommType type, ReduceKind reduce) {
   SharedMemoryWorld::Meeting &m = *call.meeting;
   int64_t n = m.size, i = call.index;
   for (int64_t s = 0; s + 1 < n; ++s) {
@@ -360,12 +359,10 @@ absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
   return finish(*call, s);
 }
 
-absl::Status SharedMemoryComm::allToAll(const void *in,
-                                        std::span<const int64_t> sendCounts,
-                                        void *out,
-                                        std::span<const int64_t> recvCounts,
-                                        CommType type,
-                                        std::span<const int64_t> group) {
+absl::Status
+SharedMemoryComm::allToAll(const void *in, std::span<const int64_t> sendCounts,
+                           void *out, std::span<const int64_t> recvCounts,
+                           CommType type, std::span<const int64_t> group) {
   int64_t n = group.size();
   if (static_cast<int64_t>(sendCounts.size()) != n ||
       static_cast<int64_t>(recvCounts.size()) != n)
@@ -444,16 +441,17 @@ absl::Status SharedMemoryComm::recv(void *data, int64_t count, CommType type,
   auto &box = world.mail[{peer, myRank, tag}];
   world.cv.wait(lock, [&] { return !box.empty() || !world.aborted.ok(); });
   if (box.empty())
-    return absl::Status(world.aborted.code(),
-                        absl::StrCat("recv aborted: ", world.aborted.message()));
+    return absl::Status(
+        world.aborted.code(),
+        absl::StrCat("recv aborted: ", world.aborted.message()));
   SharedMemoryWorld::Message msg = std::move(box.front());
   box.pop_front();
   lock.unlock();
   int64_t bytes = count * sizeOf(type);
   if (static_cast<int64_t>(msg.bytes.size()) != bytes)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "recv from rank ", peer, " tag ", tag, ": expected ", bytes,
-        " bytes, got ", msg.bytes.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("recv from rank ", peer, " tag ", tag, ": expected ",
+                     bytes, " bytes, got ", msg.bytes.size()));
   std::memcpy(data, msg.bytes.data(), bytes);
   counters.bytesReceived += bytes;
   ++counters.calls["recv"];

@@ -1,4 +1,5 @@
-//===- SharedMemoryComm.h - Collectives between CPU virtual devices -*- C++ -*-===//
+//===- SharedMemoryComm.h - Collectives between CPU virtual devices -*- C++
+//-*-===//
 //
 // Collectives between the virtual devices of one process, over shared
 // memory, with the algorithms NCCL uses on a ring: all-gather and

@@ -236,11 +236,11 @@ absl::Status Evaluator::evalStep(Operation *op) {
     // Counted as the ring moves it (passes/CostModel.h).
     int64_t n = parts->size(), total = in.size();
     auto chunk = [&](int64_t k) { return splitRange(total, n, k).size; };
-    world->record(rank, "all_reduce",
-                  n == 1 ? 0
-                         : (2 * total - chunk((index + n - 1) % n) -
-                            chunk(index)) *
-                               elem);
+    world->record(
+        rank, "all_reduce",
+        n == 1
+            ? 0
+            : (2 * total - chunk((index + n - 1) % n) - chunk(index)) * elem);
     return absl::OkStatus();
   }
   if (auto ag = dyn_cast<AllGatherOp>(op)) {
@@ -263,7 +263,8 @@ absl::Status Evaluator::evalStep(Operation *op) {
       start[dim] += ext[i];
     env[result] = slice(sum, start, outShape);
     int64_t n = parts->size();
-    int64_t prevPiece = ext[(index + n - 1) % n] * (in.size() / std::max<int64_t>(in.shape[dim], 1));
+    int64_t prevPiece = ext[(index + n - 1) % n] *
+                        (in.size() / std::max<int64_t>(in.shape[dim], 1));
     world->record(rank, "reduce_scatter",
                   n == 1 ? 0 : (in.size() - prevPiece) * elem);
     return absl::OkStatus();

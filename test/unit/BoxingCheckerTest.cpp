@@ -198,11 +198,12 @@ public:
         });
         // The ring brings a partial of every piece but the predecessor's.
         int64_t n = members.size();
-        Box prevPiece = localBox(shape, mesh, step.after,
-                                 delinearize(mesh, members[(self + n - 1) % n]));
-        received[r] = n == 1 ? 0
-                             : product(locals[r].box.sizes) -
-                                   product(prevPiece.sizes);
+        Box prevPiece =
+            localBox(shape, mesh, step.after,
+                     delinearize(mesh, members[(self + n - 1) % n]));
+        received[r] =
+            n == 1 ? 0
+                   : product(locals[r].box.sizes) - product(prevPiece.sizes);
         break;
       }
       case StepKind::AllToAll:

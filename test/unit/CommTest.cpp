@@ -46,8 +46,8 @@ std::vector<std::vector<int64_t>> groups() {
 TEST(SharedMemoryComm, AllReduceEveryKind) {
   std::mt19937 rng(1);
   for (const auto &group : groups())
-    for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min,
-                            ReduceKind::Avg})
+    for (ReduceKind kind :
+         {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min, ReduceKind::Avg})
       for (int64_t count : {1, 7, 64}) {
         int64_t n = group.size();
         std::vector<std::vector<double>> data(n, std::vector<double>(count));
@@ -68,9 +68,9 @@ TEST(SharedMemoryComm, AllReduceEveryKind) {
         SharedMemoryWorld world(6);
         std::vector<CommStats> stats(n);
         onGroup(world, group, [&](int64_t i, Communicator &c) {
-          ASSERT_TRUE(c.allReduce(data[i].data(), count, CommType::F64, kind,
-                                  group)
-                          .ok());
+          ASSERT_TRUE(
+              c.allReduce(data[i].data(), count, CommType::F64, kind, group)
+                  .ok());
           stats[i] = c.stats();
         });
         for (int64_t i = 0; i < n; ++i) {
@@ -164,8 +164,7 @@ TEST(SharedMemoryComm, AllToAllBroadcastAndPointToPoint) {
     int64_t mine = group[i] * 11, got = -1;
     ASSERT_TRUE(
         c.send(&mine, 1, CommType::I64, group[(i + 1) % n], /*tag=*/5).ok());
-    ASSERT_TRUE(
-        c.recv(&got, 1, CommType::I64, group[(i + n - 1) % n], 5).ok());
+    ASSERT_TRUE(c.recv(&got, 1, CommType::I64, group[(i + n - 1) % n], 5).ok());
     EXPECT_EQ(got, group[(i + n - 1) % n] * 11);
     stats[i] = c.stats();
   });
@@ -228,7 +227,8 @@ TEST(SharedMemoryComm, AbortReleasesWaiters) {
   t.join();
   u.join();
   EXPECT_EQ(waiter.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(waiter.message().find("device 1 lost its input"), std::string::npos);
+  EXPECT_NE(waiter.message().find("device 1 lost its input"),
+            std::string::npos);
 }
 
 } // namespace

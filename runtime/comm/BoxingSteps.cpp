@@ -1,0 +1,211 @@
+//===- BoxingSteps.cpp - Running one boxing step on a device --------------===//
+
+#include "runtime/comm/BoxingSteps.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cstring>
+
+namespace pc::runtime {
+
+HostTensor HostTensor::zeros(std::vector<int64_t> shape, CommType type) {
+  HostTensor t;
+  t.bytes.assign(product(shape) * sizeOf(type), 0);
+  t.shape = std::move(shape);
+  t.type = type;
+  return t;
+}
+
+void copyBox(const char *src, std::span<const int64_t> srcShape,
+             std::span<const int64_t> srcOffset, char *dst,
+             std::span<const int64_t> dstShape,
+             std::span<const int64_t> dstOffset, std::span<const int64_t> sizes,
+             int64_t elemBytes) {
+  size_t rank = sizes.size();
+  if (product(sizes) == 0)
+    return;
+  if (rank == 0) {
+    std::memcpy(dst, src, elemBytes);
+    return;
+  }
+  // Copy rows of the innermost dim; walk the outer dims.
+  std::vector<int64_t> srcStride(rank, 1), dstStride(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;) {
+    srcStride[d] = srcStride[d + 1] * srcShape[d + 1];
+    dstStride[d] = dstStride[d + 1] * dstShape[d + 1];
+  }
+  std::vector<int64_t> outer(sizes.begin(), sizes.end() - 1);
+  int64_t rows = product(outer), row = sizes[rank - 1] * elemBytes;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> idx = delinearize(outer, r);
+    int64_t s = 0, t = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t i = d + 1 < rank ? idx[d] : 0;
+      s += (i + srcOffset[d]) * srcStride[d];
+      t += (i + dstOffset[d]) * dstStride[d];
+    }
+    std::memcpy(dst + t * elemBytes, src + s * elemBytes, row);
+  }
+}
+
+namespace {
+
+/// The pieces of the members of the rank's group, before and after.
+struct Group {
+  std::vector<int64_t> ranks;
+  std::vector<Box> before, after;
+  int64_t self = 0;
+};
+
+Group groupOf(const boxing::Step &step, std::span<const int64_t> logicalShape,
+              const MeshView &mesh, std::span<const int64_t> coords) {
+  Group g;
+  g.self = groupIndex(mesh.shape, coords, step.axes);
+  for (int64_t p : groupMembers(mesh.shape, coords, step.axes)) {
+    std::vector<int64_t> c = delinearize(mesh.shape, p);
+    g.ranks.push_back(mesh.ranks[p]);
+    g.before.push_back(localBox(logicalShape, mesh.shape, step.before, c));
+    g.after.push_back(localBox(logicalShape, mesh.shape, step.after, c));
+  }
+  return g;
+}
+
+/// `t` as a box relative to `origin`.
+std::vector<int64_t> relative(const Box &b, const Box &origin) {
+  std::vector<int64_t> off(b.offsets.size());
+  for (size_t d = 0; d < off.size(); ++d)
+    off[d] = b.offsets[d] - origin.offsets[d];
+  return off;
+}
+
+} // namespace
+
+absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
+                                   std::span<const int64_t> logicalShape,
+                                   const MeshView &mesh,
+                                   std::span<const int64_t> coords,
+                                   const HostTensor &in) {
+  Group g = groupOf(step, logicalShape, mesh, coords);
+  const Box &mine = g.before[g.self], &target = g.after[g.self];
+  if (in.shape != mine.sizes)
+    return absl::InvalidArgumentError(
+        absl::StrCat(stringifyTransitionKind(step.kind),
+                     ": the local piece has the wrong shape "
+                     "for layout ",
+                     formatNdSbp(step.before)));
+  int64_t e = sizeOf(in.type), n = g.ranks.size();
+  HostTensor out = HostTensor::zeros(target.sizes, in.type);
+
+  switch (step.kind) {
+  case TransitionKind::AllReduce: {
+    out.bytes = in.bytes;
+    if (absl::Status s = comm.allReduce(out.bytes.data(), out.numel(), in.type,
+                                        step.from().reduce, g.ranks);
+        !s.ok())
+      return s;
+    return out;
+  }
+  case TransitionKind::AllGather: {
+    // Gather the flattened pieces, then place each along the dim.
+    std::vector<int64_t> counts;
+    for (const Box &b : g.before)
+      counts.push_back(product(b.sizes));
+    std::vector<char> staging(out.bytes.size());
+    if (absl::Status s = comm.allGather(in.bytes.data(), staging.data(), counts,
+                                        in.type, g.ranks);
+        !s.ok())
+      return s;
+    int64_t offset = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<int64_t> zero(in.shape.size(), 0);
+      copyBox(staging.data() + offset * e, g.before[j].sizes, zero,
+              out.bytes.data(), out.shape, relative(g.before[j], target),
+              g.before[j].sizes, e);
+      offset += counts[j];
+    }
+    return out;
+  }
+  case TransitionKind::ReduceScatter: {
+    // Lay the members' pieces out one after another, then reduce-scatter.
+    std::vector<int64_t> counts;
+    std::vector<char> packed(in.bytes.size());
+    int64_t offset = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      counts.push_back(product(g.after[j].sizes));
+      std::vector<int64_t> zero(in.shape.size(), 0);
+      copyBox(in.bytes.data(), in.shape, relative(g.after[j], mine),
+              packed.data() + offset * e, g.after[j].sizes, zero,
+              g.after[j].sizes, e);
+      offset += counts[j];
+    }
+    if (absl::Status s =
+            comm.reduceScatter(packed.data(), out.bytes.data(), counts, in.type,
+                               step.from().reduce, g.ranks);
+        !s.ok())
+      return s;
+    return out;
+  }
+  case TransitionKind::AllToAll: {
+    // Member j gets the part of my piece inside its new piece; I get the
+    // part of each member's old piece inside mine.
+    auto intersect = [](const Box &a, const Box &b) {
+      Box r = a;
+      for (size_t d = 0; d < a.sizes.size(); ++d) {
+        int64_t lo = std::max(a.offsets[d], b.offsets[d]);
+        int64_t hi =
+            std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
+        r.offsets[d] = lo;
+        r.sizes[d] = std::max<int64_t>(0, hi - lo);
+      }
+      return r;
+    };
+    std::vector<int64_t> sendCounts, recvCounts;
+    std::vector<char> packed(in.bytes.size());
+    int64_t offset = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      Box block = intersect(mine, g.after[j]);
+      sendCounts.push_back(product(block.sizes));
+      std::vector<int64_t> zero(in.shape.size(), 0);
+      copyBox(in.bytes.data(), in.shape, relative(block, mine),
+              packed.data() + offset * e, block.sizes, zero, block.sizes, e);
+      offset += sendCounts.back();
+      recvCounts.push_back(product(intersect(g.before[j], target).sizes));
+    }
+    std::vector<char> received(out.bytes.size());
+    if (absl::Status s =
+            comm.allToAll(packed.data(), sendCounts, received.data(),
+                          recvCounts, in.type, g.ranks);
+        !s.ok())
+      return s;
+    offset = 0;
+    for (int64_t q = 0; q < n; ++q) {
+      Box block = intersect(g.before[q], target);
+      std::vector<int64_t> zero(in.shape.size(), 0);
+      copyBox(received.data() + offset * e, block.sizes, zero, out.bytes.data(),
+              out.shape, relative(block, target), block.sizes, e);
+      offset += recvCounts[q];
+    }
+    return out;
+  }
+  case TransitionKind::LocalSlice:
+    copyBox(in.bytes.data(), in.shape, relative(target, mine), out.bytes.data(),
+            out.shape, std::vector<int64_t>(out.shape.size(), 0), out.shape, e);
+    return out;
+  case TransitionKind::LocalPartial: {
+    SbpEntry from = step.from(), to = step.to();
+    if (from.isBroadcast()) {
+      // Sum: member 0 keeps the value; max, min and avg: all keep it.
+      if (to.reduce != ReduceKind::Sum || g.self == 0)
+        out.bytes = in.bytes;
+      return out;
+    }
+    // Own piece in zeros of the group's whole.
+    copyBox(in.bytes.data(), in.shape, std::vector<int64_t>(in.shape.size(), 0),
+            out.bytes.data(), out.shape, relative(mine, target), in.shape, e);
+    return out;
+  }
+  }
+  return absl::InternalError("unknown step");
+}
+
+} // namespace pc::runtime
