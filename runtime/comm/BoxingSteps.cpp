@@ -8,46 +8,6 @@
 
 namespace pc::runtime {
 
-HostTensor HostTensor::zeros(std::vector<int64_t> shape, CommType type) {
-  HostTensor t;
-  t.bytes.assign(product(shape) * sizeOf(type), 0);
-  t.shape = std::move(shape);
-  t.type = type;
-  return t;
-}
-
-void copyBox(const char *src, std::span<const int64_t> srcShape,
-             std::span<const int64_t> srcOffset, char *dst,
-             std::span<const int64_t> dstShape,
-             std::span<const int64_t> dstOffset, std::span<const int64_t> sizes,
-             int64_t elemBytes) {
-  size_t rank = sizes.size();
-  if (product(sizes) == 0)
-    return;
-  if (rank == 0) {
-    std::memcpy(dst, src, elemBytes);
-    return;
-  }
-  // Copy rows of the innermost dim; walk the outer dims.
-  std::vector<int64_t> srcStride(rank, 1), dstStride(rank, 1);
-  for (size_t d = rank - 1; d-- > 0;) {
-    srcStride[d] = srcStride[d + 1] * srcShape[d + 1];
-    dstStride[d] = dstStride[d + 1] * dstShape[d + 1];
-  }
-  std::vector<int64_t> outer(sizes.begin(), sizes.end() - 1);
-  int64_t rows = product(outer), row = sizes[rank - 1] * elemBytes;
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<int64_t> idx = delinearize(outer, r);
-    int64_t s = 0, t = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t i = d + 1 < rank ? idx[d] : 0;
-      s += (i + srcOffset[d]) * srcStride[d];
-      t += (i + dstOffset[d]) * dstStride[d];
-    }
-    std::memcpy(dst + t * elemBytes, src + s * elemBytes, row);
-  }
-}
-
 namespace {
 
 /// The pieces of the members of the rank's group, before and after.

@@ -13,22 +13,13 @@
 
 #include "passes/CostModel.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/device/HostTensor.h"
 
 #include "absl/status/statusor.h"
 
 #include <vector>
 
 namespace pc::runtime {
-
-/// A dense row-major tensor in host memory.
-struct HostTensor {
-  std::vector<int64_t> shape;
-  CommType type = CommType::F32;
-  std::vector<char> bytes;
-
-  int64_t numel() const { return product(shape); }
-  static HostTensor zeros(std::vector<int64_t> shape, CommType type);
-};
 
 /// The mesh a step runs on: its shape and the global rank of each position.
 struct MeshView {
@@ -44,14 +35,6 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
                                    const MeshView &mesh,
                                    std::span<const int64_t> coords,
                                    const HostTensor &in);
-
-/// Copies the box of `sizes` at `srcOffset` in `src` to `dstOffset` in
-/// `dst` (row-major tensors of `elemBytes`-byte elements).
-void copyBox(const char *src, std::span<const int64_t> srcShape,
-             std::span<const int64_t> srcOffset, char *dst,
-             std::span<const int64_t> dstShape,
-             std::span<const int64_t> dstOffset, std::span<const int64_t> sizes,
-             int64_t elemBytes);
 
 } // namespace pc::runtime
 

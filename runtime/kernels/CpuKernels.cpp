@@ -1,0 +1,392 @@
+//===- CpuKernels.cpp - Kernels of the logical ops on CPU -----------------===//
+
+#include "runtime/kernels/CpuKernels.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace pc::runtime::cpu {
+namespace {
+
+absl::Status expectF32(const HostTensor &t, const char *what) {
+  if (t.type != CommType::F32)
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": the CPU kernel takes f32 values"));
+  return absl::OkStatus();
+}
+
+/// Reads an id or label of either integer type.
+int64_t idAt(const HostTensor &t, int64_t i) {
+  return t.type == CommType::I64 ? t.as<int64_t>()[i] : t.as<int32_t>()[i];
+}
+
+absl::Status expectIds(const HostTensor &t, const char *what) {
+  if (t.type != CommType::I64 && t.type != CommType::I32)
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ids and labels are i32 or i64"));
+  return absl::OkStatus();
+}
+
+Shape stridesOf(const Shape &shape) {
+  Shape s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+/// Offsets into an operand of `shape` (aligned from the back, size-1 dims
+/// broadcast) for the element `index` of the result.
+int64_t broadcastOffset(const Shape &shape, const Shape &strides,
+                        const Shape &index) {
+  int64_t off = index.size() - shape.size(), linear = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1)
+      linear += index[d + off] * strides[d];
+  return linear;
+}
+
+template <typename Fn>
+void applyBinary(const float *a, const Shape &as, const float *b,
+                 const Shape &bs, float *out, const Shape &os, Fn fn) {
+  int64_t n = product(os);
+  if (as == os && bs == os) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = fn(a[i], b[i]);
+    return;
+  }
+  // b broadcast along leading dims only (a bias): inner loops stay
+  // contiguous.
+  int64_t bn = product(bs);
+  if (as == os && bn > 0 && n % bn == 0 &&
+      std::equal(bs.rbegin(), bs.rend(), os.rbegin())) {
+    for (int64_t o = 0; o < n; o += bn)
+      for (int64_t i = 0; i < bn; ++i)
+        out[o + i] = fn(a[o + i], b[i]);
+    return;
+  }
+  Shape sa = stridesOf(as), sb = stridesOf(bs);
+  for (int64_t i = 0; i < n; ++i) {
+    Shape idx = delinearize(os, i);
+    out[i] =
+        fn(a[broadcastOffset(as, sa, idx)], b[broadcastOffset(bs, sb, idx)]);
+  }
+}
+
+} // namespace
+
+absl::Status matmul(const HostTensor &a, const HostTensor &b, bool ta, bool tb,
+                    HostTensor &out) {
+  if (absl::Status s = expectF32(a, "matmul"); !s.ok())
+    return s;
+  size_t ra = a.shape.size(), rb = b.shape.size(), rr = out.shape.size();
+  int64_t m = out.shape[rr - 2], n = out.shape[rr - 1];
+  int64_t k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  Shape batch(out.shape.begin(), out.shape.end() - 2);
+  Shape aBatch(a.shape.begin(), a.shape.end() - 2);
+  Shape bBatch(b.shape.begin(), b.shape.end() - 2);
+  Shape sA = stridesOf(aBatch), sB = stridesOf(bBatch);
+  int64_t aMat = a.shape[ra - 2] * a.shape[ra - 1];
+  int64_t bMat = b.shape[rb - 2] * b.shape[rb - 1];
+  for (int64_t i = 0, nb = product(batch); i < nb; ++i) {
+    Shape idx = delinearize(batch, i);
+    const float *pa = a.as<float>() + broadcastOffset(aBatch, sA, idx) * aMat;
+    const float *pb = b.as<float>() + broadcastOffset(bBatch, sB, idx) * bMat;
+    float *pc = out.as<float>() + i * m * n;
+    if (m == 0 || n == 0)
+      continue;
+    if (k == 0) {
+      std::fill(pc, pc + m * n, 0.0f);
+      continue;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, pa, ta ? m : k,
+                pb, tb ? k : n, 0.0f, pc, n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status binary(Binary op, const HostTensor &a, const HostTensor &b,
+                    HostTensor &out) {
+  if (absl::Status s = expectF32(a, "binary op"); !s.ok())
+    return s;
+  const float *x = a.as<float>(), *y = b.as<float>();
+  float *z = out.as<float>();
+  switch (op) {
+  case Binary::Add:
+    applyBinary(x, a.shape, y, b.shape, z, out.shape,
+                [](float p, float q) { return p + q; });
+    break;
+  case Binary::Sub:
+    applyBinary(x, a.shape, y, b.shape, z, out.shape,
+                [](float p, float q) { return p - q; });
+    break;
+  case Binary::Mul:
+    applyBinary(x, a.shape, y, b.shape, z, out.shape,
+                [](float p, float q) { return p * q; });
+    break;
+  case Binary::Div:
+    applyBinary(x, a.shape, y, b.shape, z, out.shape,
+                [](float p, float q) { return p / q; });
+    break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status unary(Unary op, const HostTensor &in, HostTensor &out) {
+  if (absl::Status s = expectF32(in, "unary op"); !s.ok())
+    return s;
+  const float *x = in.as<float>();
+  float *y = out.as<float>();
+  int64_t n = in.numel();
+  const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    switch (op) {
+    case Unary::Neg:
+      y[i] = -v;
+      break;
+    case Unary::Exp:
+      y[i] = std::exp(v);
+      break;
+    case Unary::Log:
+      y[i] = std::log(v);
+      break;
+    case Unary::Tanh:
+      y[i] = std::tanh(v);
+      break;
+    case Unary::Relu:
+      y[i] = v > 0 ? v : 0.0f;
+      break;
+    case Unary::Sigmoid:
+      y[i] = 1.0f / (1.0f + std::exp(-v));
+      break;
+    case Unary::Gelu:
+      y[i] = 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f)));
+      break;
+    case Unary::GeluTanh:
+      y[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status softmax(const HostTensor &in, int64_t axis, bool log,
+                     HostTensor &out) {
+  if (absl::Status s = expectF32(in, "softmax"); !s.ok())
+    return s;
+  int64_t outer = product(Shape(in.shape.begin(), in.shape.begin() + axis));
+  int64_t len = in.shape[axis];
+  int64_t inner = product(Shape(in.shape.begin() + axis + 1, in.shape.end()));
+  const float *x = in.as<float>();
+  float *y = out.as<float>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      auto at = [&](int64_t i) { return (o * len + i) * inner + j; };
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < len; ++i)
+        mx = std::max(mx, x[at(i)]);
+      float sum = 0;
+      for (int64_t i = 0; i < len; ++i)
+        sum += std::exp(x[at(i)] - mx);
+      float lse = mx + std::log(sum);
+      for (int64_t i = 0; i < len; ++i)
+        y[at(i)] = log ? x[at(i)] - lse : std::exp(x[at(i)] - mx) / sum;
+    }
+  return absl::OkStatus();
+}
+
+absl::Status normalize(const HostTensor &in, int64_t axis,
+                       const HostTensor &gamma, const HostTensor *beta,
+                       float epsilon, bool rms, HostTensor &out) {
+  if (absl::Status s = expectF32(in, "layer norm"); !s.ok())
+    return s;
+  int64_t inner = product(Shape(in.shape.begin() + axis, in.shape.end()));
+  int64_t outer = inner ? in.numel() / inner : 0;
+  const float *x = in.as<float>(), *g = gamma.as<float>();
+  const float *bt = beta ? beta->as<float>() : nullptr;
+  float *y = out.as<float>();
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *row = x + o * inner;
+    // Accumulate in double: long rows lose too much in f32.
+    double mean = 0, sq = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      mean += row[i];
+      sq += double(row[i]) * row[i];
+    }
+    mean /= inner;
+    double var = sq / inner - (rms ? 0 : mean * mean);
+    float scale = static_cast<float>(1 / std::sqrt(var + epsilon));
+    float shift = rms ? 0.0f : static_cast<float>(mean);
+    for (int64_t i = 0; i < inner; ++i)
+      y[o * inner + i] = (row[i] - shift) * scale * g[i] + (bt ? bt[i] : 0.0f);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status reduce(Reduction op, const HostTensor &in,
+                    std::span<const int64_t> axes, HostTensor &out) {
+  if (absl::Status s = expectF32(in, "reduce"); !s.ok())
+    return s;
+  size_t rank = in.shape.size();
+  std::vector<bool> reduced(rank, false);
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    reduced[(a + rank) % rank] = true;
+    count *= in.shape[(a + rank) % rank];
+  }
+  Shape keptFull;
+  for (size_t d = 0; d < rank; ++d)
+    keptFull.push_back(reduced[d] ? 1 : in.shape[d]);
+  Shape so = stridesOf(keptFull);
+  float *y = out.as<float>();
+  std::fill(y, y + out.numel(),
+            op == Reduction::Max ? -std::numeric_limits<float>::infinity()
+                                 : 0.0f);
+  const float *x = in.as<float>();
+  for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+    Shape idx = delinearize(in.shape, i);
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        o += idx[d] * so[d];
+    y[o] = op == Reduction::Max ? std::max(y[o], x[i]) : y[o] + x[i];
+  }
+  if (op == Reduction::Mean && count)
+    for (int64_t i = 0, n = out.numel(); i < n; ++i)
+      y[i] /= static_cast<float>(count);
+  return absl::OkStatus();
+}
+
+absl::Status transpose(const HostTensor &in, std::span<const int64_t> perm,
+                       HostTensor &out) {
+  int64_t e = sizeOf(in.type);
+  Shape si = stridesOf(in.shape);
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    Shape idx = delinearize(out.shape, i);
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      src += idx[d] * si[perm[d]];
+    std::copy_n(in.bytes.data() + src * e, e, out.bytes.data() + i * e);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status embedding(const HostTensor &ids, const HostTensor &table,
+                       bool zeroOutOfRange, HostTensor &out) {
+  if (absl::Status s = expectIds(ids, "embedding"); !s.ok())
+    return s;
+  int64_t rows = table.shape[0], width = table.shape[1];
+  const float *t = table.as<float>();
+  float *y = out.as<float>();
+  for (int64_t i = 0, n = ids.numel(); i < n; ++i) {
+    int64_t id = idAt(ids, i);
+    if (id < 0 || id >= rows) {
+      if (!zeroOutOfRange)
+        return absl::OutOfRangeError(
+            absl::StrCat("pc.embedding: id ", id, " at position ", i,
+                         " is outside [0, ", rows, ")"));
+      std::fill(y + i * width, y + (i + 1) * width, 0.0f);
+      continue;
+    }
+    std::copy_n(t + id * width, width, y + i * width);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status causalMask(const HostTensor &in, HostTensor &out) {
+  if (absl::Status s = expectF32(in, "causal mask"); !s.ok())
+    return s;
+  size_t rank = in.shape.size();
+  int64_t q = in.shape[rank - 2], k = in.shape[rank - 1];
+  const float *x = in.as<float>();
+  float *y = out.as<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t i = 0, n = in.numel(); i < n; ++i)
+    y[i] = (i % k) > ((i / k) % q) ? -inf : x[i];
+  return absl::OkStatus();
+}
+
+absl::Status crossEntropy(const HostTensor &logits, const HostTensor &labels,
+                          HostTensor &out) {
+  if (absl::Status s = expectIds(labels, "cross entropy"); !s.ok())
+    return s;
+  int64_t classes = logits.shape.back();
+  const float *x = logits.as<float>();
+  float *y = out.as<float>();
+  for (int64_t i = 0, n = labels.numel(); i < n; ++i) {
+    int64_t label = idAt(labels, i);
+    if (label < 0 || label >= classes)
+      return absl::OutOfRangeError(
+          absl::StrCat("pc.cross_entropy: label ", label, " at position ", i,
+                       " is outside [0, ", classes, ")"));
+    const float *row = x + i * classes;
+    float mx = *std::max_element(row, row + classes);
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      sum += std::exp(row[c] - mx);
+    y[i] = static_cast<float>(mx + std::log(sum) - row[label]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status pickLabels(const HostTensor &values, const HostTensor &labels,
+                        HostTensor &out) {
+  if (absl::Status s = expectIds(labels, "pick labels"); !s.ok())
+    return s;
+  int64_t classes = values.shape.back();
+  const float *x = values.as<float>();
+  float *y = out.as<float>();
+  for (int64_t i = 0, n = labels.numel(); i < n; ++i) {
+    int64_t label = idAt(labels, i);
+    y[i] = label >= 0 && label < classes ? x[i * classes + label] : 0.0f;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status cast(const HostTensor &in, HostTensor &out) {
+  auto read = [&](int64_t i) -> double {
+    switch (in.type) {
+    case CommType::F32:
+      return in.as<float>()[i];
+    case CommType::F64:
+      return in.as<double>()[i];
+    case CommType::I32:
+      return in.as<int32_t>()[i];
+    case CommType::I64:
+      return static_cast<double>(in.as<int64_t>()[i]);
+    }
+    return 0;
+  };
+  for (int64_t i = 0, n = in.numel(); i < n; ++i) {
+    double v = read(i);
+    switch (out.type) {
+    case CommType::F32:
+      out.as<float>()[i] = static_cast<float>(v);
+      break;
+    case CommType::F64:
+      out.as<double>()[i] = v;
+      break;
+    case CommType::I32:
+      out.as<int32_t>()[i] = static_cast<int32_t>(std::trunc(v));
+      break;
+    case CommType::I64:
+      out.as<int64_t>()[i] = static_cast<int64_t>(std::trunc(v));
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+void setBlasThreads(int threads) {
+  openblas_set_num_threads(std::max(1, threads));
+}
+
+} // namespace pc::runtime::cpu
