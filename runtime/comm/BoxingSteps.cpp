@@ -10,16 +10,10 @@ namespace pc::runtime {
 
 namespace {
 
-/// The pieces of the members of the rank's group, before and after.
-struct Group {
-  std::vector<int64_t> ranks;
-  std::vector<Box> before, after;
-  int64_t self = 0;
-};
-
-Group groupOf(const boxing::Step &step, std::span<const int64_t> logicalShape,
-              const MeshView &mesh, std::span<const int64_t> coords) {
-  Group g;
+StepGroup groupOf(const boxing::Step &step,
+                  std::span<const int64_t> logicalShape, const MeshView &mesh,
+                  std::span<const int64_t> coords) {
+  StepGroup g;
   g.self = groupIndex(mesh.shape, coords, step.axes);
   for (int64_t p : groupMembers(mesh.shape, coords, step.axes)) {
     std::vector<int64_t> c = delinearize(mesh.shape, p);
@@ -45,22 +39,100 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
                                    const MeshView &mesh,
                                    std::span<const int64_t> coords,
                                    const HostTensor &in) {
-  Group g = groupOf(step, logicalShape, mesh, coords);
-  const Box &mine = g.before[g.self], &target = g.after[g.self];
-  if (in.shape != mine.sizes)
+  GroupStep gs;
+  gs.kind = step.kind;
+  gs.reduce = step.kind == TransitionKind::LocalPartial ? step.to().reduce
+                                                        : step.from().reduce;
+  gs.fromBroadcast = step.from().isBroadcast();
+  gs.group = groupOf(step, logicalShape, mesh, coords);
+  if (in.shape != gs.group.before[gs.group.self].sizes)
     return absl::InvalidArgumentError(
         absl::StrCat(stringifyTransitionKind(step.kind),
                      ": the local piece has the wrong shape "
                      "for layout ",
                      formatNdSbp(step.before)));
+  return runGroupStep(comm, gs, in);
+}
+
+absl::StatusOr<HostTensor>
+runLocalStep(Communicator &comm, TransitionKind kind, ReduceKind reduce,
+             bool fromBroadcast, std::span<const int64_t> axes, int64_t dim,
+             int64_t dstDim, const MeshView &mesh,
+             std::span<const int64_t> coords, const HostTensor &in,
+             std::span<const int64_t> outShape) {
+  GroupStep gs;
+  gs.kind = kind;
+  gs.reduce = reduce;
+  gs.fromBroadcast = fromBroadcast;
+  StepGroup &g = gs.group;
+  g.self = groupIndex(mesh.shape, coords, axes);
+  for (int64_t p : groupMembers(mesh.shape, coords, axes))
+    g.ranks.push_back(mesh.ranks[p]);
+  int64_t n = g.ranks.size();
+  // Boxes in the coordinates of the group's union.
+  std::vector<int64_t> whole(in.shape);
+  bool splitBefore = kind == TransitionKind::AllGather ||
+                     (kind == TransitionKind::LocalPartial && !fromBroadcast);
+  if (splitBefore)
+    whole = std::vector<int64_t>(outShape.begin(), outShape.end());
+  if (kind == TransitionKind::AllToAll)
+    whole[dim] = outShape[dim];
+  Box unionBox{std::vector<int64_t>(whole.size(), 0), whole};
+  auto pieces = [&](int64_t d) {
+    std::vector<Box> boxes;
+    std::vector<int64_t> ext = groupExtents(whole[d], mesh.shape, axes);
+    int64_t offset = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      Box b = unionBox;
+      b.offsets[d] = offset;
+      b.sizes[d] = ext[j];
+      offset += ext[j];
+      boxes.push_back(std::move(b));
+    }
+    return boxes;
+  };
+  std::vector<Box> all(n, unionBox);
+  switch (kind) {
+  case TransitionKind::AllGather:
+  case TransitionKind::LocalPartial:
+    g.before = splitBefore ? pieces(dim) : all;
+    g.after = all;
+    break;
+  case TransitionKind::ReduceScatter:
+  case TransitionKind::LocalSlice:
+    g.before = all;
+    g.after = pieces(dim);
+    break;
+  case TransitionKind::AllToAll: {
+    g.before = pieces(dim);
+    g.after = pieces(dstDim);
+    break;
+  }
+  case TransitionKind::AllReduce:
+    g.before = g.after = all;
+    break;
+  }
+  if (in.shape != g.before[g.self].sizes ||
+      std::vector<int64_t>(outShape.begin(), outShape.end()) !=
+          g.after[g.self].sizes)
+    return absl::InvalidArgumentError(
+        absl::StrCat(stringifyTransitionKind(kind),
+                     ": the local shapes do not match the group's pieces"));
+  return runGroupStep(comm, gs, in);
+}
+
+absl::StatusOr<HostTensor> runGroupStep(Communicator &comm, const GroupStep &gs,
+                                        const HostTensor &in) {
+  const StepGroup &g = gs.group;
+  const Box &mine = g.before[g.self], &target = g.after[g.self];
   int64_t e = sizeOf(in.type), n = g.ranks.size();
   HostTensor out = HostTensor::zeros(target.sizes, in.type);
 
-  switch (step.kind) {
+  switch (gs.kind) {
   case TransitionKind::AllReduce: {
     out.bytes = in.bytes;
     if (absl::Status s = comm.allReduce(out.bytes.data(), out.numel(), in.type,
-                                        step.from().reduce, g.ranks);
+                                        gs.reduce, g.ranks);
         !s.ok())
       return s;
     return out;
@@ -100,7 +172,7 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
     }
     if (absl::Status s =
             comm.reduceScatter(packed.data(), out.bytes.data(), counts, in.type,
-                               step.from().reduce, g.ranks);
+                               gs.reduce, g.ranks);
         !s.ok())
       return s;
     return out;
@@ -152,10 +224,9 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
             out.shape, std::vector<int64_t>(out.shape.size(), 0), out.shape, e);
     return out;
   case TransitionKind::LocalPartial: {
-    SbpEntry from = step.from(), to = step.to();
-    if (from.isBroadcast()) {
+    if (gs.fromBroadcast) {
       // Sum: member 0 keeps the value; max, min and avg: all keep it.
-      if (to.reduce != ReduceKind::Sum || g.self == 0)
+      if (gs.reduce != ReduceKind::Sum || g.self == 0)
         out.bytes = in.bytes;
       return out;
     }

@@ -27,6 +27,42 @@ struct MeshView {
   std::vector<int64_t> ranks;
 };
 
+/// A step as one group sees it: the members' global ranks in group order,
+/// this member's index, and every member's piece before and after (boxes in
+/// one coordinate system, such as the logical tensor's or the group's
+/// union).
+struct StepGroup {
+  std::vector<int64_t> ranks;
+  std::vector<Box> before, after;
+  int64_t self = 0;
+};
+
+struct GroupStep {
+  TransitionKind kind = TransitionKind::AllReduce;
+  /// The reduction of a reducing step, or of the partials a local partial
+  /// step makes.
+  ReduceKind reduce = ReduceKind::Sum;
+  /// For a local partial step: from B (else from a split).
+  bool fromBroadcast = true;
+  StepGroup group;
+};
+
+/// Runs `step` for this member; `in` is its piece `before[self]`.
+absl::StatusOr<HostTensor>
+runGroupStep(Communicator &comm, const GroupStep &step, const HostTensor &in);
+
+/// Runs a step op of a per-device program (pc.all_gather, ...): `kind` over
+/// the groups of `axes` of `mesh`, along `dim` (and `dstDim` for an
+/// all-to-all, whose `dim` is the source dim), with this device's piece `in`
+/// and local result shape `outShape`. The members' pieces follow from the
+/// shapes and the mesh (pc::groupExtents), as the per-device IR promises.
+absl::StatusOr<HostTensor>
+runLocalStep(Communicator &comm, TransitionKind kind, ReduceKind reduce,
+             bool fromBroadcast, std::span<const int64_t> axes, int64_t dim,
+             int64_t dstDim, const MeshView &mesh,
+             std::span<const int64_t> coords, const HostTensor &in,
+             std::span<const int64_t> outShape);
+
 /// Runs `step` on the device at mesh position `coords`, whose piece of a
 /// tensor of `logicalShape` in the layout `step.before` is `in`; returns its
 /// piece in `step.after`. Every member of the step's groups must call it.

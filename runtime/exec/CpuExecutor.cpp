@@ -1,0 +1,573 @@
+//===- CpuExecutor.cpp - Per-device programs on CPU virtual devices -------===//
+
+#include "runtime/exec/CpuExecutor.h"
+
+#include "dialect/PcOps.h"
+#include "passes/PassUtils.h"
+#include "runtime/comm/BoxingSteps.h"
+#include "runtime/cpu/SharedMemoryComm.h"
+#include "runtime/kernels/CpuKernels.h"
+#include "runtime/reference/Interpreter.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+#include <thread>
+
+using namespace mlir;
+
+namespace pc::runtime {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+Shape shapeOf(Type t) {
+  auto s = cast<RankedTensorType>(t).getShape();
+  return Shape(s.begin(), s.end());
+}
+
+absl::StatusOr<CommType> typeOf(Type t) {
+  Type e = cast<RankedTensorType>(t).getElementType();
+  if (e.isF32())
+    return CommType::F32;
+  if (e.isInteger(64))
+    return CommType::I64;
+  if (e.isInteger(32))
+    return CommType::I32;
+  return absl::UnimplementedError(
+      "the CPU backend runs f32, i32 and i64 tensors for now");
+}
+
+double readAt(const HostTensor &t, int64_t i) {
+  switch (t.type) {
+  case CommType::F32:
+    return t.as<float>()[i];
+  case CommType::F64:
+    return t.as<double>()[i];
+  case CommType::I32:
+    return t.as<int32_t>()[i];
+  case CommType::I64:
+    return static_cast<double>(t.as<int64_t>()[i]);
+  }
+  return 0;
+}
+
+void writeAt(HostTensor &t, int64_t i, double v) {
+  switch (t.type) {
+  case CommType::F32:
+    t.as<float>()[i] = static_cast<float>(v);
+    break;
+  case CommType::F64:
+    t.as<double>()[i] = v;
+    break;
+  case CommType::I32:
+    t.as<int32_t>()[i] = static_cast<int32_t>(v);
+    break;
+  case CommType::I64:
+    t.as<int64_t>()[i] = static_cast<int64_t>(v);
+    break;
+  }
+}
+
+/// Broadcasting elementwise op on any type, element by element; the f32
+/// kernels cover the hot float cases.
+HostTensor generic(const HostTensor &a, const HostTensor *b, const Shape &shape,
+                   CommType type,
+                   const std::function<double(double, double)> &fn) {
+  HostTensor out = HostTensor::zeros(shape, type);
+  auto strides = [](const Shape &s) {
+    Shape st(s.size(), 1);
+    for (size_t i = s.size(); i-- > 1;)
+      st[i - 1] = st[i] * s[i];
+    return st;
+  };
+  auto offsetOf = [&](const HostTensor &t, const Shape &st, const Shape &idx) {
+    int64_t off = idx.size() - t.shape.size(), linear = 0;
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      if (t.shape[d] != 1)
+        linear += idx[d + off] * st[d];
+    return linear;
+  };
+  Shape sa = strides(a.shape), sb = b ? strides(b->shape) : Shape();
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    Shape idx = delinearize(shape, i);
+    double x = readAt(a, offsetOf(a, sa, idx));
+    double y = b ? readAt(*b, offsetOf(*b, sb, idx)) : 0;
+    writeAt(out, i, fn(x, y));
+  }
+  return out;
+}
+
+/// `logical`'s piece at `coords` in `sbp`: its box, zeros on all but the
+/// first member of sum partials.
+HostTensor pieceOf(const HostTensor &logical, SbpAttr sbp,
+                   ArrayRef<int64_t> meshShape, ArrayRef<int64_t> coords) {
+  Box box = localBox(logical.shape, meshShape, sbp.getEntries(), coords);
+  HostTensor t = HostTensor::zeros(box.sizes, logical.type);
+  copyBox(logical.bytes.data(), logical.shape, box.offsets, t.bytes.data(),
+          t.shape, Shape(t.shape.size(), 0), t.shape, sizeOf(logical.type));
+  for (auto [axis, e] : llvm::enumerate(sbp.getEntries()))
+    if (e.isPartial() && e.reduce == ReduceKind::Sum && coords[axis] != 0)
+      std::fill(t.bytes.begin(), t.bytes.end(), 0);
+  return t;
+}
+
+class Device {
+public:
+  Device(ModuleOp module, uint64_t seed, int64_t rank, Communicator &comm)
+      : module(module), meshes(module), seed(seed), rank(rank), comm(comm) {}
+
+  absl::StatusOr<std::vector<HostTensor>> run(func::FuncOp f,
+                                              std::vector<HostTensor> args) {
+    for (auto [arg, value] : llvm::zip(f.getArguments(), args))
+      env[arg] = std::move(value);
+    for (Operation &op : f.getBody().front())
+      if (absl::Status s = eval(&op); !s.ok())
+        return absl::Status(s.code(),
+                            absl::StrCat("rank ", rank, ": ", s.message()));
+    return std::move(results);
+  }
+
+private:
+  absl::Status eval(Operation *op);
+  absl::Status evalStep(Operation *op);
+  Shape coordsOn(FlatSymbolRefAttr mesh) {
+    return delinearize(meshes.lookup(mesh).getShape(),
+                       meshes.positionOf(mesh, rank));
+  }
+  MeshView viewOf(FlatSymbolRefAttr mesh) {
+    MeshOp m = meshes.lookup(mesh);
+    MeshView v{Shape(m.getShape().begin(), m.getShape().end()), {}};
+    for (int64_t p = 0; p < m.getNumDevices(); ++p)
+      v.ranks.push_back(m.getRank(p));
+    return v;
+  }
+
+  ModuleOp module;
+  MeshCache meshes;
+  uint64_t seed;
+  int64_t rank;
+  Communicator &comm;
+  DenseMap<Value, HostTensor> env;
+  std::vector<HostTensor> results;
+};
+
+absl::Status Device::evalStep(Operation *op) {
+  auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  const HostTensor &in = env[op->getOperand(0)];
+  Shape out = shapeOf(op->getResult(0).getType());
+  TransitionKind kind;
+  ReduceKind reduce = ReduceKind::Sum;
+  bool fromBroadcast = true;
+  int64_t dim = 0, dst = 0;
+  if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    kind = TransitionKind::AllReduce;
+    reduce = toReduceKind(ar.getReduce());
+  } else if (auto ag = dyn_cast<AllGatherOp>(op)) {
+    kind = TransitionKind::AllGather;
+    dim = ag.getDim();
+  } else if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+    kind = TransitionKind::ReduceScatter;
+    reduce = toReduceKind(rs.getReduce());
+    dim = rs.getDim();
+  } else if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+    kind = TransitionKind::AllToAll;
+    dim = a2a.getSrcDim();
+    dst = a2a.getDstDim();
+  } else if (auto ls = dyn_cast<LocalSliceOp>(op)) {
+    kind = TransitionKind::LocalSlice;
+    dim = ls.getDim();
+  } else {
+    auto lp = cast<LocalPartialOp>(op);
+    kind = TransitionKind::LocalPartial;
+    reduce = toReduceKind(lp.getReduce());
+    fromBroadcast = !lp.getDim();
+    dim = lp.getDim().value_or(0);
+  }
+  absl::StatusOr<HostTensor> r =
+      runLocalStep(comm, kind, reduce, fromBroadcast, axes, dim, dst,
+                   viewOf(mesh), coordsOn(mesh), in, out);
+  if (!r.ok())
+    return r.status();
+  env[op->getResult(0)] = std::move(*r);
+  return absl::OkStatus();
+}
+
+absl::Status Device::eval(Operation *op) {
+  auto in = [&](unsigned i) -> HostTensor & { return env[op->getOperand(i)]; };
+  auto fresh = [&]() -> absl::StatusOr<HostTensor> {
+    Type t = op->getResult(0).getType();
+    absl::StatusOr<CommType> type = typeOf(t);
+    if (!type.ok())
+      return type.status();
+    return HostTensor::zeros(shapeOf(t), *type);
+  };
+  auto done = [&](absl::Status s, HostTensor out) {
+    if (s.ok())
+      env[op->getResult(0)] = std::move(out);
+    return s;
+  };
+  auto kernel = [&](auto fn) -> absl::Status {
+    absl::StatusOr<HostTensor> out = fresh();
+    if (!out.ok())
+      return out.status();
+    absl::Status s = fn(*out);
+    return done(s, std::move(*out));
+  };
+  auto isFloat = [&](unsigned i) { return in(i).type == CommType::F32; };
+  auto binaryOp = [&](cpu::Binary b, std::function<double(double, double)> fn) {
+    if (isFloat(0))
+      return kernel(
+          [&](HostTensor &o) { return cpu::binary(b, in(0), in(1), o); });
+    absl::StatusOr<HostTensor> out = fresh();
+    if (!out.ok())
+      return out.status();
+    return done(absl::OkStatus(),
+                generic(in(0), &in(1), out->shape, out->type, fn));
+  };
+  auto unaryOp = [&](cpu::Unary u) {
+    return kernel([&](HostTensor &o) { return cpu::unary(u, in(0), o); });
+  };
+  auto axisOf = [&](int64_t axis) {
+    int64_t r = in(0).shape.size();
+    return (axis + r) % r;
+  };
+
+  return llvm::TypeSwitch<Operation *, absl::Status>(op)
+      .Case([&](func::ReturnOp ret) {
+        for (Value v : ret.getOperands())
+          results.push_back(env[v]);
+        return absl::OkStatus();
+      })
+      .Case([&](GetParamOp get) -> absl::Status {
+        absl::StatusOr<reference::Array> value =
+            reference::initialParam(module, get.getName(), seed);
+        if (!value.ok())
+          return value.status();
+        absl::StatusOr<CommType> type = typeOf(get.getType());
+        if (!type.ok())
+          return type.status();
+        HostTensor logical = HostTensor::zeros(value->shape, *type);
+        for (int64_t i = 0; i < logical.numel(); ++i)
+          writeAt(logical, i, value->data[i]);
+        auto param = cast<ParamOp>(
+            SymbolTable::lookupSymbolIn(module, get.getNameAttr()));
+        SbpAttr sbp = getSbp(param.getType());
+        if (sbp && !getSbp(get.getType())) {
+          MeshOp mesh = meshes.lookup(sbp);
+          env[get] =
+              pieceOf(logical, sbp, mesh.getShape(), coordsOn(sbp.getMesh()));
+        } else {
+          env[get] = std::move(logical);
+        }
+        return absl::OkStatus();
+      })
+      .Case([&](ConstantOp c) -> absl::Status {
+        auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+        absl::StatusOr<HostTensor> out = fresh();
+        if (!dense || !out.ok())
+          return dense ? out.status()
+                       : absl::InvalidArgumentError("pc.constant: not dense");
+        for (int64_t i = 0; i < out->numel(); ++i) {
+          int64_t j = dense.isSplat() ? 0 : i;
+          writeAt(*out, i,
+                  isa<FloatType>(dense.getElementType())
+                      ? dense.getValues<APFloat>()[j].convertToDouble()
+                      : static_cast<double>(
+                            dense.getValues<APInt>()[j].getSExtValue()));
+        }
+        return done(absl::OkStatus(), std::move(*out));
+      })
+      .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, LocalSliceOp,
+            LocalPartialOp>([&](Operation *) { return evalStep(op); })
+      .Case([&](BroadcastOp b) -> absl::Status {
+        HostTensor t = in(0);
+        Shape c = coordsOn(b.getMeshAttr());
+        MeshView v = viewOf(b.getMeshAttr());
+        std::vector<int64_t> group;
+        for (int64_t p : groupMembers(v.shape, c, b.getAxes()))
+          group.push_back(v.ranks[p]);
+        absl::Status s = comm.broadcast(t.bytes.data(), t.numel(), t.type,
+                                        b.getRoot(), group);
+        return done(s, std::move(t));
+      })
+      .Case([&](PieceOffsetOp p) {
+        Shape c = coordsOn(p.getMeshAttr());
+        int64_t idx = groupIndex(meshes.lookup(p.getMeshAttr()).getShape(), c,
+                                 p.getAxes());
+        HostTensor t = HostTensor::zeros({}, CommType::I64);
+        for (int64_t i = 0; i < idx; ++i)
+          t.as<int64_t>()[0] += p.getSizes()[i];
+        return done(absl::OkStatus(), std::move(t));
+      })
+      .Case([&](MatmulOp m) {
+        return kernel([&](HostTensor &o) {
+          return cpu::matmul(in(0), in(1), m.getTransposeLhs(),
+                             m.getTransposeRhs(), o);
+        });
+      })
+      .Case([&](AddOp) {
+        return binaryOp(cpu::Binary::Add,
+                        [](double a, double b) { return a + b; });
+      })
+      .Case([&](SubOp) {
+        return binaryOp(cpu::Binary::Sub,
+                        [](double a, double b) { return a - b; });
+      })
+      .Case([&](MulOp) {
+        return binaryOp(cpu::Binary::Mul,
+                        [](double a, double b) { return a * b; });
+      })
+      .Case([&](DivOp) {
+        return binaryOp(cpu::Binary::Div,
+                        [](double a, double b) { return std::trunc(a / b); });
+      })
+      .Case([&](NegOp) {
+        if (!isFloat(0))
+          return done(absl::OkStatus(),
+                      generic(in(0), nullptr, in(0).shape, in(0).type,
+                              [](double a, double) { return -a; }));
+        return unaryOp(cpu::Unary::Neg);
+      })
+      .Case([&](ExpOp) { return unaryOp(cpu::Unary::Exp); })
+      .Case([&](LogOp) { return unaryOp(cpu::Unary::Log); })
+      .Case([&](TanhOp) { return unaryOp(cpu::Unary::Tanh); })
+      .Case([&](ReluOp) { return unaryOp(cpu::Unary::Relu); })
+      .Case([&](SigmoidOp) { return unaryOp(cpu::Unary::Sigmoid); })
+      .Case([&](GeluOp g) {
+        return unaryOp(g.getApproximate() ? cpu::Unary::GeluTanh
+                                          : cpu::Unary::Gelu);
+      })
+      .Case([&](SoftmaxOp s) {
+        return kernel([&](HostTensor &o) {
+          return cpu::softmax(in(0), axisOf(s.getAxis()), false, o);
+        });
+      })
+      .Case([&](LogSoftmaxOp s) {
+        return kernel([&](HostTensor &o) {
+          return cpu::softmax(in(0), axisOf(s.getAxis()), true, o);
+        });
+      })
+      .Case([&](LayerNormOp n) {
+        return kernel([&](HostTensor &o) {
+          return cpu::normalize(in(0), axisOf(n.getAxis()), in(1), &in(2),
+                                n.getEpsilon().convertToDouble(), false, o);
+        });
+      })
+      .Case([&](RmsNormOp n) {
+        return kernel([&](HostTensor &o) {
+          return cpu::normalize(in(0), axisOf(n.getAxis()), in(1), nullptr,
+                                n.getEpsilon().convertToDouble(), true, o);
+        });
+      })
+      .Case([&](ReduceSumOp r) {
+        return kernel([&](HostTensor &o) {
+          return cpu::reduce(cpu::Reduction::Sum, in(0), r.getAxes(), o);
+        });
+      })
+      .Case([&](ReduceMeanOp r) {
+        return kernel([&](HostTensor &o) {
+          return cpu::reduce(cpu::Reduction::Mean, in(0), r.getAxes(), o);
+        });
+      })
+      .Case([&](ReduceMaxOp r) {
+        return kernel([&](HostTensor &o) {
+          return cpu::reduce(cpu::Reduction::Max, in(0), r.getAxes(), o);
+        });
+      })
+      .Case([&](ReshapeOp r) {
+        HostTensor t = in(0);
+        t.shape = shapeOf(r.getType());
+        return done(absl::OkStatus(), std::move(t));
+      })
+      .Case([&](TransposeOp t) {
+        return kernel([&](HostTensor &o) {
+          return cpu::transpose(in(0), t.getPerm(), o);
+        });
+      })
+      .Case([&](BroadcastToOp) {
+        return done(absl::OkStatus(),
+                    generic(in(0), nullptr, shapeOf(op->getResult(0).getType()),
+                            in(0).type, [](double a, double) { return a; }));
+      })
+      .Case([&](SliceOp s) {
+        return kernel([&](HostTensor &o) {
+          copyBox(in(0).bytes.data(), in(0).shape, s.getStart(), o.bytes.data(),
+                  o.shape, Shape(o.shape.size(), 0), o.shape, sizeOf(o.type));
+          return absl::OkStatus();
+        });
+      })
+      .Case([&](ConcatOp c) {
+        return kernel([&](HostTensor &o) {
+          Shape start(o.shape.size(), 0);
+          int64_t axis =
+              (int64_t(c.getAxis()) + o.shape.size()) % o.shape.size();
+          for (Value v : c.getInputs()) {
+            const HostTensor &part = env[v];
+            copyBox(part.bytes.data(), part.shape, Shape(part.shape.size(), 0),
+                    o.bytes.data(), o.shape, start, part.shape, sizeOf(o.type));
+            start[axis] += part.shape[axis];
+          }
+          return absl::OkStatus();
+        });
+      })
+      .Case([&](EmbeddingOp e) {
+        return kernel([&](HostTensor &o) {
+          return cpu::embedding(in(0), in(1), e.getZeroOutOfRange(), o);
+        });
+      })
+      .Case([&](CausalMaskOp) {
+        return kernel([&](HostTensor &o) { return cpu::causalMask(in(0), o); });
+      })
+      .Case([&](CrossEntropyOp) {
+        return kernel(
+            [&](HostTensor &o) { return cpu::crossEntropy(in(0), in(1), o); });
+      })
+      .Case([&](PickLabelsOp) {
+        return kernel(
+            [&](HostTensor &o) { return cpu::pickLabels(in(0), in(1), o); });
+      })
+      .Case([&](CastOp) {
+        return kernel([&](HostTensor &o) { return cpu::cast(in(0), o); });
+      })
+      .Default([&](Operation *) {
+        return absl::UnimplementedError(
+            absl::StrCat("'", op->getName().getStringRef().str(),
+                         "' does not run on the CPU backend yet"));
+      });
+}
+
+} // namespace
+
+absl::StatusOr<CpuRun> runOnCpu(ModuleOp module, llvm::StringRef graph,
+                                const std::vector<HostTensor> &inputs,
+                                uint64_t seed) {
+  MeshCache meshes(module);
+  struct Job {
+    func::FuncOp program;
+    int64_t rank;
+    std::vector<HostTensor> args;
+    absl::StatusOr<std::vector<HostTensor>> results = std::vector<HostTensor>{};
+    CommStats stats;
+  };
+  std::vector<Job> jobs;
+  int64_t worldSize = 0;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    auto g = f->getAttrOfType<StringAttr>("pc.graph");
+    if (!g || g.getValue() != graph)
+      continue;
+    for (int64_t rank :
+         f->getAttrOfType<DenseI64ArrayAttr>("pc.ranks").asArrayRef()) {
+      worldSize = std::max(worldSize, rank + 1);
+      Job job{f, rank, {}};
+      for (BlockArgument arg : f.getArguments()) {
+        unsigned i = arg.getArgNumber();
+        int64_t index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
+        Type logical =
+            f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type").getValue();
+        if (index >= static_cast<int64_t>(inputs.size()))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "@", graph.str(), " needs input #", index, ", not given"));
+        if (inputs[index].shape != shapeOf(logical))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input #", index, " has the wrong shape for @", graph.str()));
+        SbpAttr sbp = getSbp(logical);
+        MeshOp mesh = meshes.lookup(sbp);
+        job.args.push_back(
+            pieceOf(inputs[index], sbp, mesh.getShape(),
+                    delinearize(mesh.getShape(),
+                                meshes.positionOf(sbp.getMesh(), rank))));
+      }
+      jobs.push_back(std::move(job));
+    }
+  }
+  if (jobs.empty())
+    return absl::NotFoundError(
+        absl::StrCat("no per-device programs of @", graph.str()));
+
+  SharedMemoryWorld world(worldSize);
+  std::vector<std::thread> threads;
+  for (Job &job : jobs)
+    threads.emplace_back([&, j = &job] {
+      auto comm = world.endpoint(j->rank);
+      j->results = Device(module, seed, j->rank, *comm)
+                       .run(j->program, std::move(j->args));
+      if (!j->results.ok())
+        world.abort(j->results.status());
+      j->stats = comm->stats();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (Job &job : jobs)
+    if (!job.results.ok() && !absl::IsAborted(job.results.status()))
+      return job.results.status();
+  for (Job &job : jobs)
+    if (!job.results.ok())
+      return job.results.status();
+
+  CpuRun run;
+  std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;
+  for (Job &job : jobs) {
+    run.comm[job.rank] = job.stats;
+    for (auto [i, value] : llvm::enumerate(*job.results)) {
+      int64_t index =
+          job.program.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
+      pieces[index].first =
+          job.program.getResultAttrOfType<TypeAttr>(i, "pc.logical_type")
+              .getValue();
+      pieces[index].second[job.rank] = value;
+    }
+  }
+  for (auto &[index, entry] : pieces) {
+    auto &[logical, byRank] = entry;
+    SbpAttr sbp = getSbp(logical);
+    MeshOp mesh = meshes.lookup(sbp);
+    ArrayRef<int64_t> meshShape = mesh.getShape();
+    int64_t n = mesh.getNumDevices();
+    std::vector<HostTensor> at(n);
+    for (int64_t p = 0; p < n; ++p)
+      at[p] = byRank.at(mesh.getRank(p));
+    for (size_t axis = meshShape.size(); axis-- > 0;) {
+      SbpEntry e = sbp.getEntries()[axis];
+      if (!e.isPartial())
+        continue;
+      std::vector<HostTensor> next = at;
+      for (int64_t p = 0; p < n; ++p) {
+        std::vector<int64_t> members =
+            groupMembers(meshShape, delinearize(meshShape, p),
+                         std::vector<int64_t>{int64_t(axis)});
+        HostTensor acc = at[members[0]];
+        for (size_t m = 1; m < members.size(); ++m)
+          for (int64_t i = 0; i < acc.numel(); ++i) {
+            double x = readAt(acc, i), y = readAt(at[members[m]], i);
+            writeAt(acc, i,
+                    e.reduce == ReduceKind::Max   ? std::max(x, y)
+                    : e.reduce == ReduceKind::Min ? std::min(x, y)
+                                                  : x + y);
+          }
+        if (e.reduce == ReduceKind::Avg)
+          for (int64_t i = 0; i < acc.numel(); ++i)
+            writeAt(acc, i, readAt(acc, i) / members.size());
+        next[p] = std::move(acc);
+      }
+      at = std::move(next);
+    }
+    absl::StatusOr<CommType> type = typeOf(logical);
+    if (!type.ok())
+      return type.status();
+    HostTensor whole = HostTensor::zeros(shapeOf(logical), *type);
+    for (int64_t p = 0; p < n; ++p) {
+      Box box = localBox(whole.shape, meshShape, sbp.getEntries(),
+                         delinearize(meshShape, p));
+      copyBox(at[p].bytes.data(), at[p].shape, Shape(box.sizes.size(), 0),
+              whole.bytes.data(), whole.shape, box.offsets, box.sizes,
+              sizeOf(*type));
+    }
+    run.results.push_back(std::move(whole));
+  }
+  return run;
+}
+
+} // namespace pc::runtime

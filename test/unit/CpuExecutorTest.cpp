@@ -1,0 +1,144 @@
+//===- CpuExecutorTest.cpp - Per-device programs on CPU virtual devices ---===//
+//
+// Models compiled with --pc-distribute run on CPU virtual devices with the
+// f32 kernels and the ring collectives; their results must equal the
+// logical graph run by the reference interpreter (double precision) within
+// f32 rounding (1e-4 relative), and the bytes each rank received must equal
+// what the reference interpreter counts for the same programs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/CpuExecutor.h"
+#include "passes/InitAll.h"
+#include "runtime/reference/Interpreter.h"
+
+#include "dialect/PcOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+using namespace mlir;
+using pc::reference::Array;
+using pc::runtime::CommType;
+using pc::runtime::HostTensor;
+
+namespace {
+
+class CpuExecutorTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { pc::registerAllPasses(); }
+
+  CpuExecutorTest() {
+    DialectRegistry registry;
+    pc::registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  std::string readFile(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  void expectRuns(const std::string &text, StringRef graph) {
+    OwningOpRef<ModuleOp> logical = parseSourceString<ModuleOp>(text, &context);
+    ASSERT_TRUE(logical);
+    absl::StatusOr<std::vector<Array>> inputs =
+        pc::reference::randomInputs(*logical, graph, 3);
+    ASSERT_TRUE(inputs.ok()) << inputs.status();
+    // The reference sees the inputs as the CPU run will: rounded to f32.
+    auto f = logical->lookupSymbol<func::FuncOp>(graph);
+    std::vector<HostTensor> hostInputs;
+    for (auto [arg, a] : llvm::zip(f.getArguments(), *inputs)) {
+      bool isFloat = isa<FloatType>(
+          cast<RankedTensorType>(arg.getType()).getElementType());
+      HostTensor t =
+          HostTensor::zeros(a.shape, isFloat ? CommType::F32 : CommType::I64);
+      for (int64_t i = 0; i < a.size(); ++i) {
+        if (isFloat) {
+          t.as<float>()[i] = static_cast<float>(a.data[i]);
+          a.data[i] = t.as<float>()[i];
+        } else {
+          t.as<int64_t>()[i] = static_cast<int64_t>(a.data[i]);
+        }
+      }
+      hostInputs.push_back(std::move(t));
+    }
+    absl::StatusOr<std::vector<Array>> expected =
+        pc::reference::runLogical(*logical, graph, *inputs, 9);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+
+    OwningOpRef<ModuleOp> compiled =
+        parseSourceString<ModuleOp>(text, &context);
+    PassManager pm = PassManager::on<ModuleOp>(&context);
+    ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
+    ASSERT_TRUE(succeeded(pm.run(*compiled)));
+    absl::StatusOr<pc::runtime::CpuRun> run =
+        pc::runtime::runOnCpu(*compiled, graph, hostInputs, 9);
+    ASSERT_TRUE(run.ok()) << run.status();
+    ASSERT_EQ(run->results.size(), expected->size());
+    for (size_t r = 0; r < expected->size(); ++r) {
+      const HostTensor &got = run->results[r];
+      const Array &want = (*expected)[r];
+      ASSERT_EQ(got.shape, want.shape);
+      for (int64_t i = 0; i < want.size(); ++i) {
+        double g = got.type == CommType::F32 ? got.as<float>()[i]
+                                             : double(got.as<int64_t>()[i]);
+        ASSERT_NEAR(g, want.data[i], 1e-4 * (1 + std::abs(want.data[i])))
+            << "result " << r << " element " << i;
+      }
+    }
+    // The same programs on the reference interpreter move the same bytes.
+    pc::reference::Traffic traffic;
+    ASSERT_TRUE(
+        pc::reference::runDistributed(*compiled, graph, *inputs, 9, &traffic)
+            .ok());
+    for (auto &[rank, stats] : run->comm)
+      EXPECT_EQ(stats.bytesReceived, traffic.bytesReceived[rank])
+          << "rank " << rank;
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(CpuExecutorTest, Mlp) {
+  expectRuns(readFile(PC_SOURCE_DIR "/examples/mlp_2x2.mlir"), "mlp");
+}
+
+TEST_F(CpuExecutorTest, GptBlock) {
+  expectRuns(readFile(PC_SOURCE_DIR "/examples/gpt_block_2x2.mlir"), "block");
+}
+
+TEST_F(CpuExecutorTest, TwoLayerGptWithVocabParallelParts) {
+  expectRuns(readFile(PC_SOURCE_DIR "/examples/gpt_tiny_2x2.mlir"), "gpt");
+}
+
+TEST_F(CpuExecutorTest, UnevenAndThreeAxes) {
+  expectRuns(R"mlir(
+    pc.mesh @m <["x"=4]>
+    pc.mesh @q <["a"=2, "b"=2, "c"=2]>
+    func.func @f(%x: tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>,
+                 %y: tensor<8x6xf32, #pc.sbp<@q, [S(0), B, S(1)]>>,
+                 %w: tensor<6x4xf32, #pc.sbp<@q, [B, S(1), S(0)]>>)
+        -> (tensor<10x6xf32>, tensor<8x4xf32>) {
+      %e = pc.exp %x : (tensor<10x6xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<10x6xf32>
+      %b = pc.to_sbp %e : (tensor<10x6xf32>) -> tensor<10x6xf32, #pc.sbp<@m, [S(1)]>>
+      %t = pc.tanh %b : (tensor<10x6xf32, #pc.sbp<@m, [S(1)]>>) -> tensor<10x6xf32>
+      %z = pc.matmul %y, %w : (tensor<8x6xf32, #pc.sbp<@q, [S(0), B, S(1)]>>, tensor<6x4xf32, #pc.sbp<@q, [B, S(1), S(0)]>>) -> tensor<8x4xf32>
+      %s = pc.softmax %z {axis = 1 : i64} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+      return %t, %s : tensor<10x6xf32>, tensor<8x4xf32>
+    }
+  )mlir",
+             "f");
+}
+
+} // namespace
