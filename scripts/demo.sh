@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh), then runs the main job on CPU
-# virtual devices (until the actor runtime lands, on the reference
-# interpreter):
+# virtual devices:
 #   1. pc-opt reads and verifies the example model, an MLP laid out data- and
 #      tensor-parallel on a 2x2 mesh, and prints it back;
 #   2. pc-opt compiles a GPT block with --pc-distribute and reports the
 #      collectives and the bytes each device receives;
-#   3. pc-check runs a two-layer GPT with its loss both as one logical program
-#      and as per-device programs on four simulated devices, and compares.
+#   3. pc-run runs a two-layer GPT with its loss on four CPU virtual devices;
+#   4. pc-check runs it both as one logical program and as per-device
+#      programs, and compares.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,5 +22,8 @@ echo "== 2. the GPT block on [dp=2, tp=2]: collectives and bytes per device"
 "$bin/pc-opt" "$root/examples/gpt_block_2x2.mlir" --pc-sbp-propagate \
   --pc-insert-boxing --pc-boxing-report -o /dev/null
 echo
-echo "== 3. a two-layer GPT, logical vs per-device programs on 4 simulated devices"
+echo "== 3. a two-layer GPT on 4 CPU virtual devices (pc-run --devices cpu:4)"
+"$bin/pc-run" "$root/examples/gpt_tiny_2x2.mlir" --devices cpu:4 --steps 3
+echo
+echo "== 4. the same GPT: logical vs per-device programs (pc-check)"
 "$bin/pc-check" "$root/examples/gpt_tiny_2x2.mlir"
