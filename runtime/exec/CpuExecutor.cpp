@@ -115,13 +115,14 @@ HostTensor pieceOf(const HostTensor &logical, SbpAttr sbp,
 
 class Device {
 public:
-  Device(ModuleOp module, uint64_t seed, int64_t rank, Communicator &comm)
-      : module(module), meshes(module), seed(seed), rank(rank), comm(comm) {}
+  Device(ModuleOp module, CpuSession &session, int64_t rank, Communicator &comm)
+      : module(module), meshes(module), session(session), rank(rank),
+        comm(comm) {}
 
   absl::StatusOr<std::vector<HostTensor>> run(func::FuncOp f,
                                               std::vector<HostTensor> args) {
     for (auto [arg, value] : llvm::zip(f.getArguments(), args))
-      env[arg] = std::move(value);
+      env[arg] = std::make_shared<const HostTensor>(std::move(value));
     for (Operation &op : f.getBody().front())
       if (absl::Status s = eval(&op); !s.ok())
         return absl::Status(s.code(),
@@ -146,17 +147,17 @@ private:
 
   ModuleOp module;
   MeshCache meshes;
-  uint64_t seed;
+  CpuSession &session;
   int64_t rank;
   Communicator &comm;
-  DenseMap<Value, HostTensor> env;
+  DenseMap<Value, std::shared_ptr<const HostTensor>> env;
   std::vector<HostTensor> results;
 };
 
 absl::Status Device::evalStep(Operation *op) {
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-  const HostTensor &in = env[op->getOperand(0)];
+  const HostTensor &in = *env[op->getOperand(0)];
   Shape out = shapeOf(op->getResult(0).getType());
   TransitionKind kind;
   ReduceKind reduce = ReduceKind::Sum;
@@ -191,12 +192,14 @@ absl::Status Device::evalStep(Operation *op) {
                    viewOf(mesh), coordsOn(mesh), in, out);
   if (!r.ok())
     return r.status();
-  env[op->getResult(0)] = std::move(*r);
+  env[op->getResult(0)] = std::make_shared<const HostTensor>(std::move(*r));
   return absl::OkStatus();
 }
 
 absl::Status Device::eval(Operation *op) {
-  auto in = [&](unsigned i) -> HostTensor & { return env[op->getOperand(i)]; };
+  auto in = [&](unsigned i) -> const HostTensor & {
+    return *env[op->getOperand(i)];
+  };
   auto fresh = [&]() -> absl::StatusOr<HostTensor> {
     Type t = op->getResult(0).getType();
     absl::StatusOr<CommType> type = typeOf(t);
@@ -206,7 +209,8 @@ absl::Status Device::eval(Operation *op) {
   };
   auto done = [&](absl::Status s, HostTensor out) {
     if (s.ok())
-      env[op->getResult(0)] = std::move(out);
+      env[op->getResult(0)] =
+          std::make_shared<const HostTensor>(std::move(out));
     return s;
   };
   auto kernel = [&](auto fn) -> absl::Status {
@@ -238,30 +242,15 @@ absl::Status Device::eval(Operation *op) {
   return llvm::TypeSwitch<Operation *, absl::Status>(op)
       .Case([&](func::ReturnOp ret) {
         for (Value v : ret.getOperands())
-          results.push_back(env[v]);
+          results.push_back(*env[v]);
         return absl::OkStatus();
       })
       .Case([&](GetParamOp get) -> absl::Status {
-        absl::StatusOr<reference::Array> value =
-            reference::initialParam(module, get.getName(), seed);
+        absl::StatusOr<std::shared_ptr<const HostTensor>> value =
+            session.param(rank, get.getName(), get.getType());
         if (!value.ok())
           return value.status();
-        absl::StatusOr<CommType> type = typeOf(get.getType());
-        if (!type.ok())
-          return type.status();
-        HostTensor logical = HostTensor::zeros(value->shape, *type);
-        for (int64_t i = 0; i < logical.numel(); ++i)
-          writeAt(logical, i, value->data[i]);
-        auto param = cast<ParamOp>(
-            SymbolTable::lookupSymbolIn(module, get.getNameAttr()));
-        SbpAttr sbp = getSbp(param.getType());
-        if (sbp && !getSbp(get.getType())) {
-          MeshOp mesh = meshes.lookup(sbp);
-          env[get] =
-              pieceOf(logical, sbp, mesh.getShape(), coordsOn(sbp.getMesh()));
-        } else {
-          env[get] = std::move(logical);
-        }
+        env[get] = *value; // Shared, not copied: parameters are large.
         return absl::OkStatus();
       })
       .Case([&](ConstantOp c) -> absl::Status {
@@ -405,7 +394,7 @@ absl::Status Device::eval(Operation *op) {
           int64_t axis =
               (int64_t(c.getAxis()) + o.shape.size()) % o.shape.size();
           for (Value v : c.getInputs()) {
-            const HostTensor &part = env[v];
+            const HostTensor &part = *env[v];
             copyBox(part.bytes.data(), part.shape, Shape(part.shape.size(), 0),
                     o.bytes.data(), o.shape, start, part.shape, sizeOf(o.type));
             start[axis] += part.shape[axis];
@@ -441,9 +430,46 @@ absl::Status Device::eval(Operation *op) {
 
 } // namespace
 
+absl::StatusOr<std::shared_ptr<const HostTensor>>
+CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(rank, name.str());
+  auto it = params.find(key);
+  if (it != params.end())
+    return it->second;
+  absl::StatusOr<reference::Array> value =
+      reference::initialParam(module, name, seed);
+  if (!value.ok())
+    return value.status();
+  absl::StatusOr<CommType> type = typeOf(local);
+  if (!type.ok())
+    return type.status();
+  HostTensor logical = HostTensor::zeros(value->shape, *type);
+  for (int64_t i = 0; i < logical.numel(); ++i)
+    writeAt(logical, i, value->data[i]);
+  auto p = module.lookupSymbol<ParamOp>(name);
+  SbpAttr sbp = getSbp(p.getType());
+  if (sbp && !getSbp(local)) {
+    MeshCache meshes(module);
+    MeshOp mesh = meshes.lookup(sbp);
+    logical = pieceOf(
+        logical, sbp, mesh.getShape(),
+        delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank)));
+  }
+  return params
+      .emplace(key, std::make_shared<const HostTensor>(std::move(logical)))
+      .first->second;
+}
+
 absl::StatusOr<CpuRun> runOnCpu(ModuleOp module, llvm::StringRef graph,
                                 const std::vector<HostTensor> &inputs,
                                 uint64_t seed) {
+  CpuSession session(module, seed);
+  return session.run(graph, inputs);
+}
+
+absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
+                                       const std::vector<HostTensor> &inputs) {
   MeshCache meshes(module);
   struct Job {
     func::FuncOp program;
@@ -492,7 +518,7 @@ absl::StatusOr<CpuRun> runOnCpu(ModuleOp module, llvm::StringRef graph,
   for (Job &job : jobs)
     threads.emplace_back([&, j = &job] {
       auto comm = world.endpoint(j->rank);
-      j->results = Device(module, seed, j->rank, *comm)
+      j->results = Device(module, *this, j->rank, *comm)
                        .run(j->program, std::move(j->args));
       if (!j->results.ok())
         world.abort(j->results.status());

@@ -19,6 +19,8 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace pc::runtime {
@@ -30,9 +32,33 @@ struct CpuRun {
   std::map<int64_t, CommStats> comm;
 };
 
-/// Runs the per-device programs of `graph` (functions with
-/// pc.graph = graph) on their ranks, feeding each its pieces of the logical
-/// `inputs`; parameters start from their initializers with `seed`.
+/// The state that lives across runs: each rank's pieces of the parameters,
+/// initialized on first use from their initializers and `seed`.
+class CpuSession {
+public:
+  CpuSession(mlir::ModuleOp module, uint64_t seed)
+      : module(module), seed(seed) {}
+
+  /// Runs the per-device programs of `graph` (functions with
+  /// pc.graph = graph) on their ranks, feeding each its pieces of the
+  /// logical `inputs`.
+  absl::StatusOr<CpuRun> run(llvm::StringRef graph,
+                             const std::vector<HostTensor> &inputs);
+
+  /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
+  /// per-device program (created on first use).
+  absl::StatusOr<std::shared_ptr<const HostTensor>>
+  param(int64_t rank, llvm::StringRef name, mlir::Type local);
+
+private:
+  mlir::ModuleOp module;
+  uint64_t seed;
+  std::mutex mu;
+  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+      params;
+};
+
+/// One run in a fresh session.
 absl::StatusOr<CpuRun> runOnCpu(mlir::ModuleOp module, llvm::StringRef graph,
                                 const std::vector<HostTensor> &inputs,
                                 uint64_t seed);

@@ -66,6 +66,10 @@ int main(int argc, char **argv) {
   cl::opt<int> steps("steps", cl::desc("Forward passes to run"), cl::init(1));
   cl::opt<std::string> reportPath("report", cl::desc("JSON report file"));
   cl::opt<std::string> graphName("graph", cl::desc("Graph to run"));
+  cl::opt<int> threadsPerDevice(
+      "threads-per-device",
+      cl::desc("BLAS threads per device (default: cores / devices)"),
+      cl::init(0));
   pc::registerAllPasses();
   cl::ParseCommandLineOptions(argc, argv, "pc-run: run a model\n");
 
@@ -175,13 +179,18 @@ int main(int argc, char **argv) {
 
   // Share the cores among the devices rather than oversubscribe them.
   int cores = std::max(1u, std::thread::hardware_concurrency());
-  pc::runtime::cpu::setBlasThreads(std::max<int64_t>(1, cores / numDevices));
+  pc::runtime::cpu::setBlasThreads(
+      threadsPerDevice > 0 ? threadsPerDevice
+                           : std::max<int64_t>(1, cores / numDevices));
 
+  // Parameters live in the session across steps; the first step also
+  // initializes them.
+  pc::runtime::CpuSession session(*module, seed);
   llvm::json::Array stepTimes;
   absl::StatusOr<pc::runtime::CpuRun> run;
   for (int s = 0; s < steps; ++s) {
     auto start = std::chrono::steady_clock::now();
-    run = pc::runtime::runOnCpu(*module, graph, inputs, seed);
+    run = session.run(graph, inputs);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
