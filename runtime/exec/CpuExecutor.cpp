@@ -3,6 +3,7 @@
 #include "runtime/exec/CpuExecutor.h"
 
 #include "dialect/PcOps.h"
+#include "passes/BoxingPlanner.h"
 #include "passes/PassUtils.h"
 #include "runtime/comm/BoxingSteps.h"
 #include "runtime/cpu/SharedMemoryComm.h"
@@ -133,6 +134,10 @@ public:
 private:
   absl::Status eval(Operation *op);
   absl::Status evalStep(Operation *op);
+  /// This rank's side of a transfer between meshes: sends its boxes of
+  /// `input`, or receives its boxes into `output`.
+  absl::Status transfer(TypeAttr from, TypeAttr to, const HostTensor *input,
+                        HostTensor *output);
   Shape coordsOn(FlatSymbolRefAttr mesh) {
     return delinearize(meshes.lookup(mesh).getShape(),
                        meshes.positionOf(mesh, rank));
@@ -151,8 +156,73 @@ private:
   int64_t rank;
   Communicator &comm;
   DenseMap<Value, std::shared_ptr<const HostTensor>> env;
+  std::map<std::string, int64_t> transferCount;
   std::vector<HostTensor> results;
 };
+
+absl::Status Device::transfer(TypeAttr from, TypeAttr to,
+                              const HostTensor *input, HostTensor *output) {
+  // Every rank derives the same pairing of boxes from the two layouts
+  // (boxing::Planner::planTransfer); the k-th transfer of a (from, to) pair
+  // is tag k.
+  SbpAttr src = getSbp(from.getValue()), dst = getSbp(to.getValue());
+  Shape shape = shapeOf(from.getValue());
+  int64_t elem = elementBytes(from.getValue());
+  boxing::Planner planner;
+  boxing::TransferPlan plan = planner.planTransfer(
+      shape, elem, meshInfo(meshes.lookup(src)), src.getEntries(),
+      meshInfo(meshes.lookup(dst)), dst.getEntries());
+  std::string pair;
+  llvm::raw_string_ostream os(pair);
+  os << from << "->" << to;
+  int64_t tag = transferCount[pair + (input ? "/send" : "/recv")]++;
+  tag = tag * 1000003 + static_cast<int64_t>(llvm::hash_value(pair) & 0xffff);
+  MeshOp srcMesh = meshes.lookup(src), dstMesh = meshes.lookup(dst);
+  const HostTensor &probe = input ? *input : *output;
+  int64_t e = sizeOf(probe.type);
+  auto relative = [](const Box &b, const Box &origin) {
+    Shape off(b.offsets.size());
+    for (size_t d = 0; d < off.size(); ++d)
+      off[d] = b.offsets[d] - origin.offsets[d];
+    return off;
+  };
+  if (input) {
+    int64_t me = meshes.positionOf(src.getMesh(), rank);
+    Box mine = localBox(shape, srcMesh.getShape(), src.getEntries(),
+                        delinearize(srcMesh.getShape(), me));
+    for (const boxing::Transfer &t : plan.transfers) {
+      if (t.srcPosition != me)
+        continue;
+      HostTensor piece = HostTensor::zeros(t.box.sizes, input->type);
+      copyBox(input->bytes.data(), input->shape, relative(t.box, mine),
+              piece.bytes.data(), piece.shape, Shape(shape.size(), 0),
+              t.box.sizes, e);
+      if (absl::Status s =
+              comm.send(piece.bytes.data(), piece.numel(), piece.type,
+                        dstMesh.getRank(t.dstPosition), tag);
+          !s.ok())
+        return s;
+    }
+    return absl::OkStatus();
+  }
+  int64_t me = meshes.positionOf(dst.getMesh(), rank);
+  Box mine = localBox(shape, dstMesh.getShape(), dst.getEntries(),
+                      delinearize(dstMesh.getShape(), me));
+  for (const boxing::Transfer &t : plan.transfers) {
+    if (t.dstPosition != me)
+      continue;
+    HostTensor piece = HostTensor::zeros(t.box.sizes, output->type);
+    if (absl::Status s =
+            comm.recv(piece.bytes.data(), piece.numel(), piece.type,
+                      srcMesh.getRank(t.srcPosition), tag);
+        !s.ok())
+      return s;
+    copyBox(piece.bytes.data(), piece.shape, Shape(shape.size(), 0),
+            output->bytes.data(), output->shape, relative(t.box, mine),
+            t.box.sizes, e);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Device::evalStep(Operation *op) {
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
@@ -420,6 +490,17 @@ absl::Status Device::eval(Operation *op) {
       })
       .Case([&](CastOp) {
         return kernel([&](HostTensor &o) { return cpu::cast(in(0), o); });
+      })
+      .Case([&](SendOp send) {
+        return transfer(send.getFromAttr(), send.getToAttr(), &in(0), nullptr);
+      })
+      .Case([&](RecvOp recv) -> absl::Status {
+        absl::StatusOr<HostTensor> out = fresh();
+        if (!out.ok())
+          return out.status();
+        absl::Status s =
+            transfer(recv.getFromAttr(), recv.getToAttr(), nullptr, &*out);
+        return done(s, std::move(*out));
       })
       .Default([&](Operation *) {
         return absl::UnimplementedError(

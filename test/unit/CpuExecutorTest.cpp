@@ -141,4 +141,23 @@ TEST_F(CpuExecutorTest, UnevenAndThreeAxes) {
              "f");
 }
 
+TEST_F(CpuExecutorTest, PipelineStagesOnDifferentRanks) {
+  expectRuns(R"mlir(
+    pc.mesh @s0 <["dp"=2]>
+    pc.mesh @s1 <["a"=2, "b"=2]> ranks [2, 3, 4, 5]
+    pc.param @w0 : tensor<6x8xf32, #pc.sbp<@s0, [B]>> = #pc.init<normal(std = 1.0)>
+    pc.param @w1 : tensor<8x4xf32, #pc.sbp<@s1, [B, S(0)]>> = #pc.init<normal(std = 1.0)>
+    func.func @f(%x: tensor<10x6xf32, #pc.sbp<@s0, [S(0)]>>) -> tensor<10x4xf32> {
+      %w0 = pc.get_param @w0 : tensor<6x8xf32, #pc.sbp<@s0, [B]>>
+      %w1 = pc.get_param @w1 : tensor<8x4xf32, #pc.sbp<@s1, [B, S(0)]>>
+      %h = pc.matmul %x, %w0 : (tensor<10x6xf32, #pc.sbp<@s0, [S(0)]>>, tensor<6x8xf32, #pc.sbp<@s0, [B]>>) -> tensor<10x8xf32>
+      %a = pc.tanh %h : (tensor<10x8xf32>) -> tensor<10x8xf32>
+      %b = pc.to_sbp %a : (tensor<10x8xf32>) -> tensor<10x8xf32, #pc.sbp<@s1, [S(0), S(1)]>>
+      %y = pc.matmul %b, %w1 : (tensor<10x8xf32, #pc.sbp<@s1, [S(0), S(1)]>>, tensor<8x4xf32, #pc.sbp<@s1, [B, S(0)]>>) -> tensor<10x4xf32>
+      return %y : tensor<10x4xf32>
+    }
+  )mlir",
+             "f");
+}
+
 } // namespace
