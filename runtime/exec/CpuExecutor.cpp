@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -120,16 +121,51 @@ public:
       : module(module), meshes(module), session(session), rank(rank),
         comm(comm) {}
 
-  absl::StatusOr<std::vector<HostTensor>> run(func::FuncOp f,
-                                              std::vector<HostTensor> args) {
-    for (auto [arg, value] : llvm::zip(f.getArguments(), args))
+  absl::StatusOr<std::vector<HostTensor>>
+  run(func::FuncOp f, std::vector<HostTensor> args,
+      std::chrono::steady_clock::time_point origin) {
+    // A value dies after its last use; the live bytes give the peak.
+    DenseMap<Operation *, SmallVector<Value>> dying;
+    auto noteLastUse = [&](Value v) {
+      Operation *last = nullptr;
+      for (Operation *user : v.getUsers())
+        if (!last || last->isBeforeInBlock(user))
+          last = user;
+      if (last)
+        dying[last].push_back(v);
+    };
+    for (auto [arg, value] : llvm::zip(f.getArguments(), args)) {
+      live += value.bytes.size();
       env[arg] = std::make_shared<const HostTensor>(std::move(value));
-    for (Operation &op : f.getBody().front())
+      noteLastUse(arg);
+    }
+    peak = live;
+    for (Operation &op : f.getBody().front()) {
+      auto start = std::chrono::steady_clock::now();
       if (absl::Status s = eval(&op); !s.ok())
         return absl::Status(s.code(),
                             absl::StrCat("rank ", rank, ": ", s.message()));
+      auto end = std::chrono::steady_clock::now();
+      using us = std::chrono::duration<double, std::micro>;
+      events.push_back({op.getName().getStringRef().str(),
+                        us(start - origin).count(), us(end - start).count()});
+      for (Value r : op.getResults()) {
+        noteLastUse(r);
+        if (auto it = env.find(r); it != env.end())
+          live += it->second->bytes.size();
+      }
+      peak = std::max(peak, live);
+      for (Value v : dying.lookup(&op))
+        if (auto it = env.find(v); it != env.end()) {
+          live -= it->second->bytes.size();
+          env.erase(it);
+        }
+    }
     return std::move(results);
   }
+
+  int64_t peakBytes() const { return peak; }
+  std::vector<OpEvent> takeEvents() { return std::move(events); }
 
 private:
   absl::Status eval(Operation *op);
@@ -157,6 +193,8 @@ private:
   Communicator &comm;
   DenseMap<Value, std::shared_ptr<const HostTensor>> env;
   std::map<std::string, int64_t> transferCount;
+  int64_t live = 0, peak = 0;
+  std::vector<OpEvent> events;
   std::vector<HostTensor> results;
 };
 
@@ -558,6 +596,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     std::vector<HostTensor> args;
     absl::StatusOr<std::vector<HostTensor>> results = std::vector<HostTensor>{};
     CommStats stats;
+    int64_t peak = 0;
+    std::vector<OpEvent> events;
   };
   std::vector<Job> jobs;
   int64_t worldSize = 0;
@@ -596,14 +636,17 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
 
   SharedMemoryWorld world(worldSize);
   std::vector<std::thread> threads;
+  auto origin = std::chrono::steady_clock::now();
   for (Job &job : jobs)
     threads.emplace_back([&, j = &job] {
       auto comm = world.endpoint(j->rank);
-      j->results = Device(module, *this, j->rank, *comm)
-                       .run(j->program, std::move(j->args));
+      Device device(module, *this, j->rank, *comm);
+      j->results = device.run(j->program, std::move(j->args), origin);
       if (!j->results.ok())
         world.abort(j->results.status());
       j->stats = comm->stats();
+      j->peak = device.peakBytes();
+      j->events = device.takeEvents();
     });
   for (std::thread &t : threads)
     t.join();
@@ -618,6 +661,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;
   for (Job &job : jobs) {
     run.comm[job.rank] = job.stats;
+    run.peakBytes[job.rank] = job.peak;
+    run.events[job.rank] = std::move(job.events);
     for (auto [i, value] : llvm::enumerate(*job.results)) {
       int64_t index =
           job.program.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();

@@ -21,15 +21,28 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace pc::runtime {
+
+/// One op as one device ran it, for traces.
+struct OpEvent {
+  std::string name;
+  double startUs = 0;
+  double durationUs = 0;
+};
 
 struct CpuRun {
   /// The logical results, assembled from the devices' pieces.
   std::vector<HostTensor> results;
   /// What each global rank's communicator did.
   std::map<int64_t, CommStats> comm;
+  /// Per global rank: the most bytes of tensors alive at once (inputs,
+  /// parameters and intermediates; a value dies after its last use).
+  std::map<int64_t, int64_t> peakBytes;
+  /// Per global rank: every op it ran, with times from the run's start.
+  std::map<int64_t, std::vector<OpEvent>> events;
 };
 
 /// The state that lives across runs: each rank's pieces of the parameters,

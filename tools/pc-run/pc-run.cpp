@@ -66,6 +66,8 @@ int main(int argc, char **argv) {
   cl::opt<int> steps("steps", cl::desc("Forward passes to run"), cl::init(1));
   cl::opt<std::string> reportPath("report", cl::desc("JSON report file"));
   cl::opt<std::string> graphName("graph", cl::desc("Graph to run"));
+  cl::opt<std::string> tracePath(
+      "trace", cl::desc("Chrome/Perfetto trace of the last step (JSON)"));
   cl::opt<int> threadsPerDevice(
       "threads-per-device",
       cl::desc("BLAS threads per device (default: cores / devices)"),
@@ -217,11 +219,37 @@ int main(int argc, char **argv) {
     for (auto &[kind, n] : stats.calls)
       calls[kind] = n;
     ranks.push_back(llvm::json::Object{{"rank", rank},
+                                       {"peak_bytes", run->peakBytes[rank]},
                                        {"bytes_sent", stats.bytesSent},
                                        {"bytes_received", stats.bytesReceived},
                                        {"collectives", std::move(calls)}});
     llvm::outs() << "rank " << rank << ": sent " << stats.bytesSent
                  << " B, received " << stats.bytesReceived << " B\n";
+  }
+  if (!tracePath.empty()) {
+    // One track per device: every op as a complete event, in microseconds.
+    llvm::json::Array events;
+    for (auto &[rank, ops] : run->events) {
+      events.push_back(llvm::json::Object{
+          {"name", "process_name"},
+          {"ph", "M"},
+          {"pid", rank},
+          {"args",
+           llvm::json::Object{{"name", "rank " + std::to_string(rank)}}}});
+      for (const pc::runtime::OpEvent &e : ops)
+        events.push_back(llvm::json::Object{{"name", e.name},
+                                            {"ph", "X"},
+                                            {"pid", rank},
+                                            {"tid", 0},
+                                            {"ts", e.startUs},
+                                            {"dur", e.durationUs}});
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(tracePath, ec);
+    if (ec)
+      return fail(tracePath + ": " + ec.message());
+    out << llvm::formatv("{0}\n", llvm::json::Value(llvm::json::Object{
+                                      {"traceEvents", std::move(events)}}));
   }
   if (!reportPath.empty()) {
     std::error_code ec;
