@@ -18,6 +18,8 @@
 
 #include "passes/BoxingPlanner.h"
 
+#include "test/unit/SbpNotation.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -29,12 +31,7 @@ using namespace pc::boxing;
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-using NdSbp = std::vector<SbpEntry>;
-
-SbpEntry S(int32_t d) { return SbpEntry::split(d); }
-const SbpEntry B = SbpEntry::broadcast();
-SbpEntry P(ReduceKind r = ReduceKind::Sum) { return SbpEntry::partial(r); }
+using namespace pc::sbp_notation;
 
 /// What one simulated rank holds: a box of the logical tensor, densely.
 struct Local {

@@ -12,6 +12,8 @@
 #include "runtime/comm/BoxingSteps.h"
 #include "runtime/cpu/SharedMemoryComm.h"
 
+#include "test/unit/SbpNotation.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -23,12 +25,7 @@ using namespace pc::runtime;
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-using NdSbp = std::vector<SbpEntry>;
-
-SbpEntry S(int32_t d) { return SbpEntry::split(d); }
-const SbpEntry B = SbpEntry::broadcast();
-SbpEntry P(ReduceKind r = ReduceKind::Sum) { return SbpEntry::partial(r); }
+using namespace pc::sbp_notation;
 
 std::vector<double> values(const HostTensor &t) {
   std::vector<double> v(t.numel());

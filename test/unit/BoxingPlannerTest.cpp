@@ -2,6 +2,8 @@
 
 #include "passes/BoxingPlanner.h"
 
+#include "test/unit/SbpNotation.h"
+
 #include <gtest/gtest.h>
 
 using namespace pc;
@@ -9,12 +11,7 @@ using namespace pc::boxing;
 
 namespace {
 
-using Shape = std::vector<int64_t>;
-using NdSbp = std::vector<SbpEntry>;
-
-SbpEntry S(int32_t d) { return SbpEntry::split(d); }
-const SbpEntry B = SbpEntry::broadcast();
-SbpEntry P(ReduceKind r = ReduceKind::Sum) { return SbpEntry::partial(r); }
+using namespace pc::sbp_notation;
 
 /// "all-reduce(sum) over axes [0]; ..." without the layouts.
 std::string kinds(const Plan &plan) {
