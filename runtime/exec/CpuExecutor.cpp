@@ -549,6 +549,28 @@ absl::Status Device::eval(Operation *op) {
 
 } // namespace
 
+absl::Status CpuSession::load(std::map<std::string, HostTensor> values) {
+  for (auto p : module.getOps<ParamOp>()) {
+    std::string name = p.getSymName().str();
+    auto it = values.find(name);
+    if (it == values.end())
+      return absl::NotFoundError(
+          absl::StrCat("the parameters have no tensor '", name, "'"));
+    Shape shape = shapeOf(p.getType());
+    absl::StatusOr<CommType> type = typeOf(p.getType());
+    if (!type.ok())
+      return type.status();
+    if (it->second.shape != shape || it->second.type != *type)
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", name, "' does not match @", name,
+                       " (its shape or element type differs)"));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  loaded = std::move(values);
+  params.clear();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<const HostTensor>>
 CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   std::lock_guard<std::mutex> lock(mu);
@@ -556,16 +578,21 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   auto it = params.find(key);
   if (it != params.end())
     return it->second;
-  absl::StatusOr<reference::Array> value =
-      reference::initialParam(module, name, seed);
-  if (!value.ok())
-    return value.status();
   absl::StatusOr<CommType> type = typeOf(local);
   if (!type.ok())
     return type.status();
-  HostTensor logical = HostTensor::zeros(value->shape, *type);
-  for (int64_t i = 0; i < logical.numel(); ++i)
-    writeAt(logical, i, value->data[i]);
+  HostTensor logical;
+  if (auto l = loaded.find(name.str()); l != loaded.end()) {
+    logical = l->second;
+  } else {
+    absl::StatusOr<reference::Array> value =
+        reference::initialParam(module, name, seed);
+    if (!value.ok())
+      return value.status();
+    logical = HostTensor::zeros(value->shape, *type);
+    for (int64_t i = 0; i < logical.numel(); ++i)
+      writeAt(logical, i, value->data[i]);
+  }
   auto p = module.lookupSymbol<ParamOp>(name);
   SbpAttr sbp = getSbp(p.getType());
   if (sbp && !getSbp(local)) {

@@ -52,6 +52,11 @@ public:
   CpuSession(mlir::ModuleOp module, uint64_t seed)
       : module(module), seed(seed) {}
 
+  /// Starts the parameters from `values` (logical tensors by parameter
+  /// name) instead of their initializers. Every parameter of the module must
+  /// be there, with its logical shape and element type.
+  absl::Status load(std::map<std::string, HostTensor> values);
+
   /// Runs the per-device programs of `graph` (functions with
   /// pc.graph = graph) on their ranks, feeding each its pieces of the
   /// logical `inputs`.
@@ -69,6 +74,7 @@ private:
   std::mutex mu;
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
       params;
+  std::map<std::string, HostTensor> loaded;
 };
 
 /// One run in a fresh session.

@@ -1,7 +1,8 @@
 //===- pc-run.cpp - Compile and run a model on CPU virtual devices --------===//
 //
 //   pc-run MODEL.mlir [--devices cpu:N] [--inputs DIR] [--dump-outputs DIR]
-//          [--seed S] [--steps K] [--report FILE.json] [--graph NAME]
+//          [--params FILE.safetensors] [--seed S] [--steps K]
+//          [--report FILE.json] [--trace FILE.json] [--graph NAME]
 //
 // Compiles a logical graph with --pc-distribute (or takes per-device
 // programs as they are), runs it on N CPU virtual devices, and writes the
@@ -16,6 +17,7 @@
 #include "passes/InitAll.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
+#include "runtime/exec/Safetensors.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/reference/Interpreter.h"
 
@@ -66,6 +68,8 @@ int main(int argc, char **argv) {
   cl::opt<int> steps("steps", cl::desc("Forward passes to run"), cl::init(1));
   cl::opt<std::string> reportPath("report", cl::desc("JSON report file"));
   cl::opt<std::string> graphName("graph", cl::desc("Graph to run"));
+  cl::opt<std::string> paramsPath(
+      "params", cl::desc("Parameters from a .safetensors file, by name"));
   cl::opt<std::string> tracePath(
       "trace", cl::desc("Chrome/Perfetto trace of the last step (JSON)"));
   cl::opt<int> threadsPerDevice(
@@ -188,6 +192,13 @@ int main(int argc, char **argv) {
   // Parameters live in the session across steps; the first step also
   // initializes them.
   pc::runtime::CpuSession session(*module, seed);
+  if (!paramsPath.empty()) {
+    auto values = pc::runtime::readSafetensors(paramsPath);
+    if (!values.ok())
+      return fail(values.status().ToString());
+    if (absl::Status s = session.load(std::move(*values)); !s.ok())
+      return fail(paramsPath + ": " + std::string(s.message()));
+  }
   llvm::json::Array stepTimes;
   absl::StatusOr<pc::runtime::CpuRun> run;
   for (int s = 0; s < steps; ++s) {
