@@ -37,8 +37,11 @@ absl::StatusOr<CommType> typeOf(Type t) {
     return CommType::I64;
   if (e.isInteger(32))
     return CommType::I32;
-  return absl::UnimplementedError(
-      "the CPU backend runs f32, i32 and i64 tensors for now");
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << e;
+  return absl::UnimplementedError(absl::StrCat(
+      "the CPU backend runs f32, i32 and i64 tensors for now, not ", name));
 }
 
 double readAt(const HostTensor &t, int64_t i) {
@@ -142,9 +145,17 @@ public:
     peak = live;
     for (Operation &op : f.getBody().front()) {
       auto start = std::chrono::steady_clock::now();
-      if (absl::Status s = eval(&op); !s.ok())
+      if (absl::Status s = eval(&op); !s.ok()) {
+        // Name the op and where the user wrote it: the per-device program
+        // keeps the logical op's location.
+        std::string where;
+        llvm::raw_string_ostream os(where);
+        os << op.getLoc();
         return absl::Status(s.code(),
-                            absl::StrCat("rank ", rank, ": ", s.message()));
+                            absl::StrCat("rank ", rank, ": '",
+                                         op.getName().getStringRef().str(),
+                                         "' at ", where, ": ", s.message()));
+      }
       auto end = std::chrono::steady_clock::now();
       using us = std::chrono::duration<double, std::micro>;
       events.push_back({op.getName().getStringRef().str(),
@@ -542,8 +553,7 @@ absl::Status Device::eval(Operation *op) {
       })
       .Default([&](Operation *) {
         return absl::UnimplementedError(
-            absl::StrCat("'", op->getName().getStringRef().str(),
-                         "' does not run on the CPU backend yet"));
+            "this op does not run on the CPU backend yet");
       });
 }
 
