@@ -2,6 +2,8 @@
 
 #include "dialect/PcDialect.h"
 #include "dialect/PcOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "dialect/PcDialect.cpp.inc"
 
@@ -55,17 +57,46 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
 
 /// The argument and result attributes of per-device programs.
 static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
-                                     StringRef what) {
+                                     StringRef what, unsigned index) {
+  StringRef article = what == "argument" ? "an " : "a ";
+  // A user-facing name of a graph input or output: pc-run reads and writes
+  // `<name>.npy`, so the name must be a plain file name, and unique.
+  if (attr.getName() == "pc.name") {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty() || name.getValue().front() == '.' ||
+        !llvm::all_of(name.getValue(), [](char c) {
+          return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
+        }))
+      return op->emitOpError()
+             << "'pc.name' of " << what << " #" << index
+             << " must be a non-empty string of letters, digits, '_', '.' "
+                "and '-' that does not start with '.'";
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return success();
+    bool isArg = what == "argument";
+    unsigned count = isArg ? func.getNumArguments() : func.getNumResults();
+    for (unsigned other = 0; other < index && other < count; ++other) {
+      auto seen = isArg
+                      ? func.getArgAttrOfType<StringAttr>(other, "pc.name")
+                      : func.getResultAttrOfType<StringAttr>(other, "pc.name");
+      if (seen == name)
+        return op->emitOpError()
+               << what << "s #" << other << " and #" << index
+               << " have the same 'pc.name' \"" << name.getValue() << "\"";
+    }
+    return success();
+  }
   if (attr.getName() == "pc.index") {
     if (!isa<IntegerAttr>(attr.getValue()))
       return op->emitOpError()
-             << "'pc.index' of a " << what << " must be an integer";
+             << "'pc.index' of " << article << what << " must be an integer";
     return success();
   }
   if (attr.getName() == "pc.logical_type") {
     auto type = dyn_cast<TypeAttr>(attr.getValue());
     if (!type || !pc::getSbp(type.getValue()))
-      return op->emitOpError() << "'pc.logical_type' of a " << what
+      return op->emitOpError() << "'pc.logical_type' of " << article << what
                                << " must be a tensor type with a #pc.sbp "
                                   "layout";
     return success();
@@ -75,13 +106,14 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
 }
 
 LogicalResult pc::PcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
-                                                      unsigned,
+                                                      unsigned index,
                                                       NamedAttribute attr) {
-  return verifyValueAttr(op, attr, "argument");
+  return verifyValueAttr(op, attr, "argument", index);
 }
 
 LogicalResult pc::PcDialect::verifyRegionResultAttribute(Operation *op,
-                                                         unsigned, unsigned,
+                                                         unsigned,
+                                                         unsigned index,
                                                          NamedAttribute attr) {
-  return verifyValueAttr(op, attr, "result");
+  return verifyValueAttr(op, attr, "result", index);
 }

@@ -218,15 +218,22 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
 
   IRMapping map;
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;
-  auto attrsFor = [&](int64_t i, Type logical) {
-    return b.getDictionaryAttr(
-        {b.getNamedAttr("pc.index", b.getI64IntegerAttr(i)),
-         b.getNamedAttr("pc.logical_type", TypeAttr::get(logical))});
+  // The user's pc.name travels with the value, so that a runner given only
+  // per-device programs still reads and writes the named files.
+  auto attrsFor = [&](int64_t i, Type logical, StringAttr name) {
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("pc.index", b.getI64IntegerAttr(i)),
+        b.getNamedAttr("pc.logical_type", TypeAttr::get(logical))};
+    if (name)
+      attrs.push_back(b.getNamedAttr("pc.name", name));
+    return b.getDictionaryAttr(attrs);
   };
   for (BlockArgument arg : f.getArguments())
     if (auto t = view.localType(arg.getType())) {
       map.map(arg, body->addArgument(*t, arg.getLoc()));
-      argAttrs.push_back(attrsFor(arg.getArgNumber(), arg.getType()));
+      argAttrs.push_back(attrsFor(
+          arg.getArgNumber(), arg.getType(),
+          f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "pc.name")));
     }
 
   for (Operation &op : f.getBody().front()) {
@@ -235,7 +242,8 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
         if (view.localType(v.getType())) {
           results.push_back(map.lookup(v));
-          resultAttrs.push_back(attrsFor(i, v.getType()));
+          resultAttrs.push_back(attrsFor(
+              i, v.getType(), f.getResultAttrOfType<StringAttr>(i, "pc.name")));
         }
       func::ReturnOp::create(b, ret.getLoc(), results);
       continue;

@@ -292,7 +292,7 @@ func.func @f() attributes {pc.bogus} {
 
 // -----
 
-// expected-error @+1 {{'func.func' op 'pc.logical_type' of a argument must be a tensor type with a #pc.sbp layout}}
+// expected-error @+1 {{'func.func' op 'pc.logical_type' of an argument must be a tensor type with a #pc.sbp layout}}
 func.func @f(%x: tensor<4xf32> {pc.logical_type = tensor<8xf32>}) {
   return
 }
@@ -303,6 +303,36 @@ func.func @f(%x: tensor<4xf32> {pc.logical_type = tensor<8xf32>}) {
 func.func @f() -> (tensor<4xf32> {pc.index = "zero"}) {
   %0 = pc.constant dense<0.0> : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.name' of argument #1 must be a non-empty string of letters, digits, '_', '.' and '-' that does not start with '.'}}
+func.func @f(%x: tensor<4xf32> {pc.name = "x"}, %y: tensor<4xf32> {pc.name = "../y"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.name' of result #0 must be a non-empty string}}
+func.func @f() -> (tensor<4xf32> {pc.name = 3 : i64}) {
+  %0 = pc.constant dense<0.0> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op arguments #0 and #2 have the same 'pc.name' "x"}}
+func.func @f(%a: tensor<4xf32> {pc.name = "x"}, %b: tensor<4xf32> {pc.name = "y"}, %c: tensor<4xf32> {pc.name = "x"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op results #0 and #1 have the same 'pc.name' "loss"}}
+func.func @f() -> (tensor<4xf32> {pc.name = "loss"}, tensor<4xf32> {pc.name = "loss"}) {
+  %0 = pc.constant dense<0.0> : tensor<4xf32>
+  return %0, %0 : tensor<4xf32>, tensor<4xf32>
 }
 
 // -----

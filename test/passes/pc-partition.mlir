@@ -125,3 +125,16 @@ func.func @vocab_loss(%l: tensor<4x100xf32, #pc.sbp<@m, [S(1)]>>, %y: tensor<4xi
   %0 = pc.cross_entropy %l, %y : (tensor<4x100xf32, #pc.sbp<@m, [S(1)]>>, tensor<4xi64, #pc.sbp<@m, [B]>>) -> tensor<4xf32, #pc.sbp<@m, [B]>>
   return %0 : tensor<4xf32, #pc.sbp<@m, [B]>>
 }
+
+// -----
+
+// A pc.name travels with its value into the per-device program.
+pc.mesh @m <["dp"=2]>
+// CHECK-LABEL: func.func @named.part0
+// CHECK-SAME: %arg0: tensor<2x4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>, pc.name = "x"}
+// CHECK-SAME: -> (tensor<2x4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>, pc.name = "y"})
+func.func @named(%x: tensor<4x4xf32, #pc.sbp<@m, [S(0)]>> {pc.name = "x"})
+    -> (tensor<4x4xf32, #pc.sbp<@m, [S(0)]>> {pc.name = "y"}) {
+  %y = pc.relu %x : (tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>
+  return %y : tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>
+}

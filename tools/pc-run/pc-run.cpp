@@ -6,8 +6,10 @@
 //
 // Compiles a logical graph with --pc-distribute (or takes per-device
 // programs as they are), runs it on N CPU virtual devices, and writes the
-// outputs as .npy files and a JSON report. Inputs are DIR/argN.npy; missing
-// ones are filled deterministically from --seed, as are parameters.
+// outputs as .npy files and a JSON report. Inputs are DIR/<name>.npy for an
+// argument with a pc.name, else DIR/argN.npy; missing ones are filled
+// deterministically from --seed, as are parameters (or --params). Outputs
+// are OUT/<name>.npy or OUT/outN.npy likewise.
 //
 // This first runner executes each device's program in order on one thread
 // per device; the actor runtime will take its place behind the same flags.
@@ -33,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 using namespace mlir;
@@ -59,8 +62,8 @@ int main(int argc, char **argv) {
                              cl::Required);
   cl::opt<std::string> devices("devices", cl::desc("cpu:N (default cpu:1)"),
                                cl::init("cpu:1"));
-  cl::opt<std::string> inputsDir("inputs",
-                                 cl::desc("Directory of argN.npy inputs"));
+  cl::opt<std::string> inputsDir(
+      "inputs", cl::desc("Directory of <name>.npy or argN.npy inputs"));
   cl::opt<std::string> outputsDir("dump-outputs",
                                   cl::desc("Directory for outN.npy outputs"));
   cl::opt<uint64_t> seed("seed", cl::desc("Seed of inputs and parameters"),
@@ -131,7 +134,13 @@ int main(int argc, char **argv) {
       std::vector<int64_t> shape(type.getShape().begin(),
                                  type.getShape().end());
       CommType want = isFloatType(type) ? CommType::F32 : CommType::I64;
+      // DIR/<name>.npy for an argument with a pc.name, else DIR/argN.npy.
       std::string path = inputsDir + "/arg" + std::to_string(i) + ".npy";
+      if (auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name")) {
+        std::string named = inputsDir + "/" + name.str() + ".npy";
+        if (llvm::sys::fs::exists(named))
+          path = named;
+      }
       if (!inputsDir.empty() && llvm::sys::fs::exists(path)) {
         absl::StatusOr<HostTensor> t = pc::runtime::readNpy(path);
         if (!t.ok())
@@ -217,8 +226,23 @@ int main(int argc, char **argv) {
   if (!outputsDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir))
       return fail(outputsDir + ": " + ec.message());
+    // Result names, from the per-device programs (which keep pc.name).
+    std::map<int64_t, std::string> names;
+    for (auto f : module->getOps<func::FuncOp>()) {
+      auto of = f->getAttrOfType<StringAttr>("pc.graph");
+      if (!of || of.getValue() != graph)
+        continue;
+      for (unsigned r = 0; r < f.getNumResults(); ++r) {
+        auto index = f.getResultAttrOfType<IntegerAttr>(r, "pc.index");
+        auto name = f.getResultAttrOfType<StringAttr>(r, "pc.name");
+        if (index && name)
+          names[index.getInt()] = name.str();
+      }
+    }
     for (auto [i, t] : llvm::enumerate(run->results)) {
       std::string path = outputsDir + "/out" + std::to_string(i) + ".npy";
+      if (auto it = names.find(i); it != names.end())
+        path = outputsDir + "/" + it->second + ".npy";
       if (absl::Status s = pc::runtime::writeNpy(path, t); !s.ok())
         return fail(s.ToString());
     }
