@@ -1,5 +1,4 @@
-//===- BoxingPlanner.h - Cheapest collective sequences between SBPs -*- C++
-//-*-===//
+//===- BoxingPlanner.h - Collective sequences between SBPs ------*- C++ -*-===//
 //
 // Plans the conversion of a tensor from one nd-SBP to another on one mesh as
 // the cheapest sequence of steps (collectives and local ops), and between two

@@ -1,5 +1,4 @@
-//===- SharedMemoryComm.h - Collectives between CPU virtual devices -*- C++
-//-*-===//
+//===- SharedMemoryComm.h - Collectives between CPU devices -----*- C++ -*-===//
 //
 // Collectives between the virtual devices of one process, over shared
 // memory, with the algorithms NCCL uses on a ring: all-gather and

@@ -1,5 +1,4 @@
-//===- CpuExecutor.h - Per-device programs on CPU virtual devices -*- C++
-//-*-===//
+//===- CpuExecutor.h - Per-device programs on CPU devices -------*- C++ -*-===//
 //
 // Runs the per-device programs of a graph (after --pc-distribute) on CPU
 // virtual devices, one thread per rank, with the CPU kernels and the ring
