@@ -173,6 +173,35 @@ std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
                                           int64_t lastAxis, SbpEntry from,
                                           SbpEntry to);
 
+/// Reduces the partial entries of a layout away: given the value held at
+/// each linear mesh position (`at`), returns what each position holds once
+/// every P axis is reduced over its group, from the last axis inward (the
+/// order in which the values were made partial does not matter for exact
+/// arithmetic, but a fixed order keeps float results reproducible).
+/// `combine(members, kind)` reduces the values of one group, in group order.
+/// Runners use it to assemble a logical result from the per-device pieces.
+template <typename T, typename Combine>
+std::vector<T> reducePartials(std::vector<T> at,
+                              std::span<const int64_t> meshShape,
+                              std::span<const SbpEntry> sbp, Combine combine) {
+  for (size_t axis = meshShape.size(); axis-- > 0;) {
+    if (!sbp[axis].isPartial())
+      continue;
+    const int64_t group[] = {int64_t(axis)};
+    std::vector<T> next;
+    next.reserve(at.size());
+    for (int64_t p = 0; p < int64_t(at.size()); ++p) {
+      std::vector<T> members;
+      for (int64_t m :
+           groupMembers(meshShape, delinearize(meshShape, p), group))
+        members.push_back(at[m]);
+      next.push_back(combine(members, sbp[axis].reduce));
+    }
+    at = std::move(next);
+  }
+  return at;
+}
+
 } // namespace pc
 
 #endif // PC_DIALECT_SHARDING_H

@@ -718,31 +718,23 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     std::vector<HostTensor> at(n);
     for (int64_t p = 0; p < n; ++p)
       at[p] = byRank.at(mesh.getRank(p));
-    for (size_t axis = meshShape.size(); axis-- > 0;) {
-      SbpEntry e = sbp.getEntries()[axis];
-      if (!e.isPartial())
-        continue;
-      std::vector<HostTensor> next = at;
-      for (int64_t p = 0; p < n; ++p) {
-        std::vector<int64_t> members =
-            groupMembers(meshShape, delinearize(meshShape, p),
-                         std::vector<int64_t>{int64_t(axis)});
-        HostTensor acc = at[members[0]];
-        for (size_t m = 1; m < members.size(); ++m)
-          for (int64_t i = 0; i < acc.numel(); ++i) {
-            double x = readAt(acc, i), y = readAt(at[members[m]], i);
-            writeAt(acc, i,
-                    e.reduce == ReduceKind::Max   ? std::max(x, y)
-                    : e.reduce == ReduceKind::Min ? std::min(x, y)
-                                                  : x + y);
-          }
-        if (e.reduce == ReduceKind::Avg)
-          for (int64_t i = 0; i < acc.numel(); ++i)
-            writeAt(acc, i, readAt(acc, i) / members.size());
-        next[p] = std::move(acc);
-      }
-      at = std::move(next);
-    }
+    at = reducePartials(
+        std::move(at), meshShape, sbp.getEntries(),
+        [](const std::vector<HostTensor> &members, ReduceKind kind) {
+          HostTensor acc = members[0];
+          for (size_t m = 1; m < members.size(); ++m)
+            for (int64_t i = 0; i < acc.numel(); ++i) {
+              double x = readAt(acc, i), y = readAt(members[m], i);
+              writeAt(acc, i,
+                      kind == ReduceKind::Max   ? std::max(x, y)
+                      : kind == ReduceKind::Min ? std::min(x, y)
+                                                : x + y);
+            }
+          if (kind == ReduceKind::Avg)
+            for (int64_t i = 0; i < acc.numel(); ++i)
+              writeAt(acc, i, readAt(acc, i) / members.size());
+          return acc;
+        });
     absl::StatusOr<CommType> type = typeOf(logical);
     if (!type.ok())
       return type.status();

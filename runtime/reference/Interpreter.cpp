@@ -207,21 +207,7 @@ runDistributed(ModuleOp module, llvm::StringRef graph,
     std::vector<Array> at(n);
     for (int64_t p = 0; p < n; ++p)
       at[p] = byRank.at(mesh.getRank(p));
-    // Partials reduce from the last axis inward.
-    for (size_t axis = meshShape.size(); axis-- > 0;) {
-      SbpEntry e = sbp.getEntries()[axis];
-      if (!e.isPartial())
-        continue;
-      std::vector<Array> next = at;
-      for (int64_t p = 0; p < n; ++p) {
-        std::vector<Array> members;
-        for (int64_t m : groupMembers(meshShape, delinearize(meshShape, p),
-                                      std::vector<int64_t>{int64_t(axis)}))
-          members.push_back(at[m]);
-        next[p] = combine(members, e.reduce);
-      }
-      at = std::move(next);
-    }
+    at = reducePartials(std::move(at), meshShape, sbp.getEntries(), combine);
     Array whole = Array::zeros(shapeOf(logical));
     for (int64_t p = 0; p < n; ++p)
       place(whole, at[p],
