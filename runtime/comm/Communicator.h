@@ -20,6 +20,7 @@
 #include "dialect/Sharding.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 #include <cstdint>
 #include <map>
@@ -40,6 +41,13 @@ struct CommStats {
   /// Calls per collective kind ("all_reduce", ...).
   std::map<std::string, int64_t> calls;
 };
+
+/// The error a member gets when a collective it waits in, or enters, is
+/// released by another member's abort: the cause's code and message, plus a
+/// payload that marks it as a consequence, so that a runner reports the
+/// cause rather than the ranks it released. Wrappers must keep payloads.
+absl::Status releasedByAbort(const absl::Status &cause, absl::string_view what);
+bool isReleasedByAbort(const absl::Status &status);
 
 class Communicator {
 public:

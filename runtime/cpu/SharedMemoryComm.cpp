@@ -3,6 +3,7 @@
 #include "runtime/cpu/SharedMemoryComm.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -10,6 +11,21 @@
 #include <cstring>
 
 namespace pc::runtime {
+
+// The payload's URL follows absl's type-URL convention; its value is unused.
+constexpr absl::string_view kReleasedUrl = "type.pc/runtime.ReleasedByAbort";
+
+absl::Status releasedByAbort(const absl::Status &cause,
+                             absl::string_view what) {
+  absl::Status s(cause.code(),
+                 absl::StrCat(what, " aborted: ", cause.message()));
+  s.SetPayload(kReleasedUrl, absl::Cord("1"));
+  return s;
+}
+
+bool isReleasedByAbort(const absl::Status &status) {
+  return status.GetPayload(kReleasedUrl).has_value();
+}
 
 int64_t sizeOf(CommType type) {
   switch (type) {
@@ -191,8 +207,7 @@ absl::Status SharedMemoryWorld::barrier(Meeting &m) {
     cv.wait(lock, [&] { return m.generation != generation || !aborted.ok(); });
   }
   if (!aborted.ok())
-    return absl::Status(aborted.code(), absl::StrCat("collective aborted: ",
-                                                     aborted.message()));
+    return releasedByAbort(aborted, "collective");
   return absl::OkStatus();
 }
 
@@ -442,9 +457,7 @@ absl::Status SharedMemoryComm::recv(void *data, int64_t count, CommType type,
   auto &box = world.mail[{peer, myRank, tag}];
   world.cv.wait(lock, [&] { return !box.empty() || !world.aborted.ok(); });
   if (box.empty())
-    return absl::Status(
-        world.aborted.code(),
-        absl::StrCat("recv aborted: ", world.aborted.message()));
+    return releasedByAbort(world.aborted, "recv");
   SharedMemoryWorld::Message msg = std::move(box.front());
   box.pop_front();
   lock.unlock();

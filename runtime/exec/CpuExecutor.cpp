@@ -10,6 +10,7 @@
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/reference/Interpreter.h"
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -151,10 +152,14 @@ public:
         std::string where;
         llvm::raw_string_ostream os(where);
         os << op.getLoc();
-        return absl::Status(s.code(),
-                            absl::StrCat("rank ", rank, ": '",
-                                         op.getName().getStringRef().str(),
-                                         "' at ", where, ": ", s.message()));
+        absl::Status named(s.code(),
+                           absl::StrCat("rank ", rank, ": '",
+                                        op.getName().getStringRef().str(),
+                                        "' at ", where, ": ", s.message()));
+        s.ForEachPayload([&](absl::string_view url, const absl::Cord &p) {
+          named.SetPayload(url, p);
+        });
+        return named;
       }
       auto end = std::chrono::steady_clock::now();
       using us = std::chrono::duration<double, std::micro>;
@@ -687,8 +692,10 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     });
   for (std::thread &t : threads)
     t.join();
+  // Report the cause, from the lowest rank that had one, not the ranks its
+  // abort released from their collectives.
   for (Job &job : jobs)
-    if (!job.results.ok() && !absl::IsAborted(job.results.status()))
+    if (!job.results.ok() && !isReleasedByAbort(job.results.status()))
       return job.results.status();
   for (Job &job : jobs)
     if (!job.results.ok())

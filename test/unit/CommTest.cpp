@@ -229,6 +229,9 @@ TEST(SharedMemoryComm, AbortReleasesWaiters) {
   EXPECT_EQ(waiter.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(waiter.message().find("device 1 lost its input"),
             std::string::npos);
+  // Released, so a runner can tell it from the cause and report the cause.
+  EXPECT_TRUE(isReleasedByAbort(waiter));
+  EXPECT_FALSE(isReleasedByAbort(absl::DataLossError("device 1 lost")));
 }
 
 } // namespace
