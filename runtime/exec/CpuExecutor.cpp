@@ -596,29 +596,35 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   absl::StatusOr<CommType> type = typeOf(local);
   if (!type.ok())
     return type.status();
-  HostTensor logical;
+  // A loaded parameter is sliced from the file's tensor without copying the
+  // whole of it first; a generated one is built in `generated`.
+  HostTensor generated;
+  const HostTensor *whole = &generated;
   if (auto l = loaded.find(name.str()); l != loaded.end()) {
-    logical = l->second;
+    whole = &l->second;
   } else {
     absl::StatusOr<reference::Array> value =
         reference::initialParam(module, name, seed);
     if (!value.ok())
       return value.status();
-    logical = HostTensor::zeros(value->shape, *type);
-    for (int64_t i = 0; i < logical.numel(); ++i)
-      writeAt(logical, i, value->data[i]);
+    generated = HostTensor::zeros(value->shape, *type);
+    for (int64_t i = 0; i < generated.numel(); ++i)
+      writeAt(generated, i, value->data[i]);
   }
   auto p = module.lookupSymbol<ParamOp>(name);
   SbpAttr sbp = getSbp(p.getType());
+  HostTensor piece;
   if (sbp && !getSbp(local)) {
     MeshCache meshes(module);
     MeshOp mesh = meshes.lookup(sbp);
-    logical = pieceOf(
-        logical, sbp, mesh.getShape(),
+    piece = pieceOf(
+        *whole, sbp, mesh.getShape(),
         delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank)));
+  } else {
+    piece = whole == &generated ? std::move(generated) : *whole;
   }
   return params
-      .emplace(key, std::make_shared<const HostTensor>(std::move(logical)))
+      .emplace(key, std::make_shared<const HostTensor>(std::move(piece)))
       .first->second;
 }
 
