@@ -18,6 +18,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "test/unit/PcContextTest.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,17 +33,8 @@ using pc::runtime::HostTensor;
 
 namespace {
 
-class CpuExecutorTest : public ::testing::Test {
+class CpuExecutorTest : public pc::test::PcContextTest {
 protected:
-  static void SetUpTestSuite() { pc::registerAllPasses(); }
-
-  CpuExecutorTest() {
-    DialectRegistry registry;
-    pc::registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
   std::string readFile(const std::string &path) {
     std::ifstream in(path);
     std::stringstream s;
@@ -106,8 +99,6 @@ protected:
       EXPECT_EQ(stats.bytesReceived, traffic.bytesReceived[rank])
           << "rank " << rank;
   }
-
-  MLIRContext context;
 };
 
 TEST_F(CpuExecutorTest, Mlp) {

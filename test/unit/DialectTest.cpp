@@ -16,21 +16,16 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
+#include "test/unit/PcContextTest.h"
+
 #include <gtest/gtest.h>
 
 using namespace mlir;
 
 namespace {
 
-class DialectTest : public ::testing::Test {
+class DialectTest : public pc::test::PcContextTest {
 protected:
-  DialectTest() {
-    DialectRegistry registry;
-    pc::registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
   OwningOpRef<ModuleOp> parse(llvm::StringRef text) {
     return parseSourceString<ModuleOp>(text, &context);
   }
@@ -45,8 +40,6 @@ protected:
     (void)verify(op);
     return errors;
   }
-
-  MLIRContext context;
 };
 
 TEST_F(DialectTest, SbpAttrRoundTripsThroughText) {

@@ -21,6 +21,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "test/unit/PcContextTest.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -31,17 +33,8 @@ using pc::reference::Array;
 
 namespace {
 
-class ExecutionTest : public ::testing::Test {
+class ExecutionTest : public pc::test::PcContextTest {
 protected:
-  static void SetUpTestSuite() { pc::registerAllPasses(); }
-
-  ExecutionTest() {
-    DialectRegistry registry;
-    pc::registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
   OwningOpRef<ModuleOp> parse(const std::string &text) {
     return parseSourceString<ModuleOp>(text, &context);
   }
@@ -66,8 +59,6 @@ protected:
         *collectives += n;
     }
   }
-
-  MLIRContext context;
 };
 
 TEST_F(ExecutionTest, ExampleMlpOnTwoByTwo) {

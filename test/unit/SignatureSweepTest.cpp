@@ -20,6 +20,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "test/unit/PcContextTest.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -115,16 +117,8 @@ std::vector<OpCase> cases() {
   };
 }
 
-class SignatureSweepTest : public ::testing::Test {
+class SignatureSweepTest : public pc::test::PcContextTest {
 protected:
-  static void SetUpTestSuite() { pc::registerAllPasses(); }
-  SignatureSweepTest() {
-    DialectRegistry registry;
-    pc::registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
   /// The IR of `c` on `mesh`, with the given layouts ("" for none).
   std::string module(const OpCase &c, const Shape &mesh,
                      const std::vector<std::string> &layouts,
@@ -195,8 +189,6 @@ protected:
     recurse(0, ins, outs);
     return out;
   }
-
-  MLIRContext context;
 };
 
 TEST_F(SignatureSweepTest, EveryOpUnderEverySignature) {
