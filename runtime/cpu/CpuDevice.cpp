@@ -80,7 +80,8 @@ void CpuStream::push(Item item) {
 
 void CpuStream::enqueue(Task task) { push({std::move(task), nullptr}); }
 
-void CpuStream::enqueueControl(std::function<void(const absl::Status &)> fn) {
+void CpuStream::enqueueCallback(
+    std::function<void(const absl::Status &)> fn) {
   push({nullptr, std::move(fn)});
 }
 
@@ -151,14 +152,7 @@ void CpuEvent::record(Stream &stream) {
       s->error = error;
     s->cv.notify_all();
   };
-  if (auto *cpu = dynamic_cast<CpuStream *>(&stream)) {
-    cpu->enqueueControl(done);
-  } else {
-    stream.enqueue([done] {
-      done(absl::OkStatus());
-      return absl::OkStatus();
-    });
-  }
+  stream.enqueueCallback(done);
 }
 
 absl::Status CpuEvent::wait(State &s, int64_t generation) {

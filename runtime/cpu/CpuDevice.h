@@ -46,13 +46,11 @@ public:
 
   void enqueue(Task task) override;
   void waitFor(const Event &event) override;
+  /// Events use it too, so that waiters learn of failures instead of
+  /// waiting forever.
+  void enqueueCallback(std::function<void(const absl::Status &)> fn) override;
   absl::Status synchronize() override;
   const std::string &name() const override { return streamName; }
-
-  /// Queues `fn`, which runs even on a poisoned stream and receives the
-  /// stream's first error (OK when none). Events use it so that waiters
-  /// learn of failures instead of waiting forever.
-  void enqueueControl(std::function<void(const absl::Status &)> fn);
 
 private:
   struct Item {

@@ -88,6 +88,11 @@ public:
   virtual void enqueue(Task task) = 0;
   /// Makes later tasks of this stream wait until `event` has happened.
   virtual void waitFor(const Event &event) = 0;
+  /// Runs `fn` on the host once everything queued before it has run, even
+  /// on a poisoned stream, with the stream's first error (OK when none). The
+  /// actor runtime learns of finished firings through it; on CUDA it is a
+  /// host function launched on the stream.
+  virtual void enqueueCallback(std::function<void(const absl::Status &)> fn) = 0;
   /// Blocks until every queued task ran; returns the first error.
   virtual absl::Status synchronize() = 0;
   virtual const std::string &name() const = 0;

@@ -1,0 +1,114 @@
+//===- ActorRuntime.h - Actors, registers and credits -----------*- C++ -*-===//
+//
+// The execution core, after OneFlow's actor model. Every op instance of a
+// device's program is an actor. An actor's outputs live in its registers: a
+// bounded ring of `registers` slots, one per iteration in flight (iteration
+// i uses slot i % registers). An actor fires iteration i when
+//  - each producer's register holds iteration i (the producer sent `Req`),
+//  - it has a free register (every consumer sent `Ack` for iteration
+//    i - registers), and
+//  - for an ordered actor (collectives), it is next in the fixed order of
+//    ordered actors, iteration by iteration, so that every rank issues its
+//    collectives identically and mismatched orders cannot deadlock.
+// Firing enqueues the actor's work on its stream and a callback that posts
+// `Done` to the device's message bus; the dispatcher (the thread that called
+// run()) then sends `Req` to the consumers and `Ack` to the producers. The
+// credits are the only synchronization: no barrier between iterations, so
+// iteration i+1 overlaps iteration i as far as the register counts allow.
+//
+// The core knows nothing of tensors, MLIR or the backend: it sees actors,
+// streams (runtime/device/Device.h) and callbacks. The data lives with the
+// caller, which addresses it by (actor, iteration % registers) and drops it
+// in `onFree`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_ACTOR_ACTORRUNTIME_H
+#define PC_RUNTIME_ACTOR_ACTORRUNTIME_H
+
+#include "runtime/device/Device.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace pc::runtime::actor {
+
+struct ActorSpec {
+  /// For errors and traces.
+  std::string name;
+  /// The stream it runs on: an index into the streams given to run().
+  uint32_t stream = 0;
+  /// The actors whose registers it reads, all earlier in the graph (the
+  /// graph is built in a topological order, which makes it acyclic).
+  /// Repeats are allowed and count once.
+  std::vector<uint32_t> inputs;
+  /// How many iterations its output may be ahead of its slowest consumer.
+  int32_t registers = 1;
+  /// Fires in the graph's order of ordered actors, iteration by iteration.
+  bool ordered = false;
+  /// The work of one firing, run on the stream.
+  std::function<absl::Status(int64_t iteration)> fire;
+};
+
+/// One firing, as its stream ran it (times from RunOptions::origin).
+struct FiringEvent {
+  uint32_t actor;
+  uint32_t stream;
+  int64_t iteration;
+  double startUs;
+  double durationUs;
+};
+
+struct RunOptions {
+  int64_t iterations = 1;
+  /// Records a FiringEvent per firing.
+  bool trace = false;
+  std::chrono::steady_clock::time_point origin =
+      std::chrono::steady_clock::now();
+  /// Called once, on the dispatcher, when the first firing fails, before
+  /// the runtime waits for the firings still in flight: a caller whose
+  /// streams may block on other devices (collectives) releases them here.
+  std::function<void(const absl::Status &)> onError;
+  /// Called on the dispatcher when every consumer is done with iteration
+  /// `iteration` of `actor`'s register (at once for actors without
+  /// consumers): the caller may drop that data.
+  std::function<void(uint32_t actor, int64_t iteration)> onFree;
+};
+
+struct RunStats {
+  int64_t firings = 0;
+  int64_t messages = 0;
+  /// Per iteration: when its last firing finished (µs from the origin).
+  std::vector<double> iterationDoneUs;
+  /// Per stream, in order, when RunOptions::trace.
+  std::vector<std::vector<FiringEvent>> events;
+};
+
+class ActorGraph {
+public:
+  /// Appends an actor; returns its id.
+  uint32_t add(ActorSpec spec);
+  const std::vector<ActorSpec> &actors() const { return specs; }
+  /// InvalidArgument naming the actor when an input is not earlier, a
+  /// register count is below 1, a stream is out of range or there is no
+  /// work.
+  absl::Status verify(size_t numStreams) const;
+
+private:
+  std::vector<ActorSpec> specs;
+};
+
+/// Runs `graph` for `options.iterations` iterations on `streams`; returns
+/// after every firing finished, or, on failure, with the first error once
+/// nothing is in flight any more.
+absl::StatusOr<RunStats> run(const ActorGraph &graph,
+                             std::span<Stream *const> streams,
+                             const RunOptions &options);
+
+} // namespace pc::runtime::actor
+
+#endif // PC_RUNTIME_ACTOR_ACTORRUNTIME_H
