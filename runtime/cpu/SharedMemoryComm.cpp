@@ -2,6 +2,8 @@
 
 #include "runtime/cpu/SharedMemoryComm.h"
 
+#include "runtime/device/HalfFloat.h"
+
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -35,8 +37,29 @@ int64_t sizeOf(CommType type) {
   case CommType::F64:
   case CommType::I64:
     return 8;
+  case CommType::F16:
+  case CommType::BF16:
+    return 2;
   }
   return 1;
+}
+
+const char *nameOf(CommType type) {
+  switch (type) {
+  case CommType::F32:
+    return "f32";
+  case CommType::F64:
+    return "f64";
+  case CommType::I32:
+    return "i32";
+  case CommType::I64:
+    return "i64";
+  case CommType::F16:
+    return "f16";
+  case CommType::BF16:
+    return "bf16";
+  }
+  return "?";
 }
 
 namespace {
@@ -59,9 +82,35 @@ void reduceInto(T *acc, const T *x, int64_t n, ReduceKind kind) {
   }
 }
 
+/// 16-bit floats: widen, reduce in f32, round back.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+void reduceInto16(uint16_t *acc, const uint16_t *x, int64_t n,
+                  ReduceKind kind) {
+  for (int64_t i = 0; i < n; ++i) {
+    float a = Widen(acc[i]), b = Widen(x[i]);
+    acc[i] = Narrow(kind == ReduceKind::Max   ? std::max(a, b)
+                    : kind == ReduceKind::Min ? std::min(a, b)
+                                              : a + b);
+  }
+}
+
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+void divide16(uint16_t *x, int64_t n, int64_t by) {
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = Narrow(Widen(x[i]) / static_cast<float>(by));
+}
+
 void reduceInto(void *acc, const void *x, int64_t n, CommType type,
                 ReduceKind kind) {
   switch (type) {
+  case CommType::F16:
+    return reduceInto16<f16ToFloat, floatToF16>(
+        static_cast<uint16_t *>(acc), static_cast<const uint16_t *>(x), n,
+        kind);
+  case CommType::BF16:
+    return reduceInto16<bf16ToFloat, floatToBf16>(
+        static_cast<uint16_t *>(acc), static_cast<const uint16_t *>(x), n,
+        kind);
   case CommType::F32:
     return reduceInto(static_cast<float *>(acc), static_cast<const float *>(x),
                       n, kind);
@@ -84,6 +133,11 @@ template <typename T> void divide(T *x, int64_t n, int64_t by) {
 
 void divide(void *x, int64_t n, CommType type, int64_t by) {
   switch (type) {
+  case CommType::F16:
+    return divide16<f16ToFloat, floatToF16>(static_cast<uint16_t *>(x), n, by);
+  case CommType::BF16:
+    return divide16<bf16ToFloat, floatToBf16>(static_cast<uint16_t *>(x), n,
+                                              by);
   case CommType::F32:
     return divide(static_cast<float *>(x), n, by);
   case CommType::F64:

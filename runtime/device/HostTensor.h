@@ -23,6 +23,12 @@ struct HostTensor {
 
   int64_t numel() const { return product(shape); }
   static HostTensor zeros(std::vector<int64_t> shape, CommType type);
+  /// Element `i`, widened to double, and its assignment (rounded to the
+  /// type; integers truncate). Slow paths: for generic kernels and files.
+  double get(int64_t i) const;
+  void set(int64_t i, double v);
+  /// This tensor in `to`, element by element.
+  HostTensor convert(CommType to) const;
   template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
   template <typename T> const T *as() const {
     return reinterpret_cast<const T *>(bytes.data());

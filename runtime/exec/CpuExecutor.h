@@ -1,10 +1,10 @@
 //===- CpuExecutor.h - Per-device programs on CPU devices -------*- C++ -*-===//
 //
 // Runs the per-device programs of a graph (after --pc-distribute) on CPU
-// virtual devices, one thread per rank, with the CPU kernels and the ring
-// collectives: the first real execution path. Ops run in program order on
-// each device; the actor runtime (registers, credits, streams) will replace
-// this loop and keep the op dispatch.
+// virtual devices with the actor runtime (runtime/actor): every op instance
+// of every rank is an actor bound to its kernel from the registry
+// (runtime/exec/KernelRegistry.h), on the rank's compute or communication
+// stream; the ranks talk through the ring collectives over shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include "runtime/comm/Communicator.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/exec/KernelRegistry.h"
 
 #include "absl/status/statusor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,11 +26,25 @@
 
 namespace pc::runtime {
 
-/// One op as one device ran it, for traces.
+/// One firing of one op's actor, as a stream ran it, for traces.
 struct OpEvent {
   std::string name;
+  /// "compute" or "comm".
+  std::string stream;
+  int64_t iteration = 0;
   double startUs = 0;
   double durationUs = 0;
+};
+
+struct CpuRunOptions {
+  /// Iterations of the program, overlapped as far as the registers allow;
+  /// the results are the last iteration's.
+  int64_t iterations = 1;
+  /// Registers per actor: how many iterations a value may be ahead of its
+  /// slowest consumer.
+  int32_t registers = 2;
+  /// Record every firing (CpuRun::events).
+  bool trace = true;
 };
 
 struct CpuRun {
@@ -40,8 +55,11 @@ struct CpuRun {
   /// Per global rank: the most bytes of tensors alive at once (inputs,
   /// parameters and intermediates; a value dies after its last use).
   std::map<int64_t, int64_t> peakBytes;
-  /// Per global rank: every op it ran, with times from the run's start.
+  /// Per global rank: every firing, with times from the run's start.
   std::map<int64_t, std::vector<OpEvent>> events;
+  /// Per iteration: when its last firing on any rank finished (µs from the
+  /// run's start, which includes binding and parameter initialization).
+  std::vector<double> iterationDoneUs;
 };
 
 /// The state that lives across runs: each rank's pieces of the parameters,
@@ -49,7 +67,7 @@ struct CpuRun {
 class CpuSession {
 public:
   CpuSession(mlir::ModuleOp module, uint64_t seed)
-      : module(module), seed(seed) {}
+      : module(module), seed(seed), kernels(cpuKernels()) {}
 
   /// Starts the parameters from `values` (logical tensors by parameter
   /// name) instead of their initializers. Every parameter of the module must
@@ -60,7 +78,8 @@ public:
   /// pc.graph = graph) on their ranks, feeding each its pieces of the
   /// logical `inputs`.
   absl::StatusOr<CpuRun> run(llvm::StringRef graph,
-                             const std::vector<HostTensor> &inputs);
+                             const std::vector<HostTensor> &inputs,
+                             const CpuRunOptions &options = {});
 
   /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
   /// per-device program (created on first use).
@@ -70,6 +89,7 @@ public:
 private:
   mlir::ModuleOp module;
   uint64_t seed;
+  KernelRegistry kernels;
   std::mutex mu;
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
       params;

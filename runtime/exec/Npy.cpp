@@ -23,6 +23,10 @@ const char *descrOf(CommType t) {
     return "<i4";
   case CommType::I64:
     return "<i8";
+  case CommType::F16:
+    return "<f2";
+  case CommType::BF16:
+    break; // Written as f32 (writeNpy).
   }
   return "?";
 }
@@ -69,9 +73,11 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path) {
     t.type = CommType::I32;
   else if (descr == "<i8")
     t.type = CommType::I64;
+  else if (descr == "<f2")
+    t.type = CommType::F16;
   else
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": dtype '", descr, "' is not f32, f64, i32 or i64"));
+        path, ": dtype '", descr, "' is not f16, f32, f64, i32 or i64"));
   if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True")))
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": Fortran-ordered arrays are not supported"));
@@ -91,7 +97,13 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path) {
   return t;
 }
 
-absl::Status writeNpy(const std::string &path, const HostTensor &t) {
+absl::Status writeNpy(const std::string &path, const HostTensor &tensor) {
+  // NumPy has no bf16: such tensors are written as the f32 values they
+  // widen to exactly.
+  HostTensor widened;
+  if (tensor.type == CommType::BF16)
+    widened = tensor.convert(CommType::F32);
+  const HostTensor &t = tensor.type == CommType::BF16 ? widened : tensor;
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
     shape += std::to_string(t.shape[i]) + (t.shape.size() == 1      ? ","

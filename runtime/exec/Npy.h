@@ -1,7 +1,8 @@
 //===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
 // Reads and writes the .npy format (version 1.0 and 2.0, little endian,
-// C order) for f32, f64, i32 and i64 arrays: pc-run's inputs and outputs.
+// C order) for f16, f32, f64, i32 and i64 arrays: pc-run's inputs and
+// outputs. NumPy has no bf16; bf16 tensors are written as f32.
 //
 //===----------------------------------------------------------------------===//
 

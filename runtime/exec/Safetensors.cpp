@@ -66,9 +66,13 @@ readSafetensors(const std::string &path) {
       tensor.type = CommType::I32;
     else if (*dtype == "I64")
       tensor.type = CommType::I64;
+    else if (*dtype == "F16")
+      tensor.type = CommType::F16;
+    else if (*dtype == "BF16")
+      tensor.type = CommType::BF16;
     else
-      return bad(
-          absl::StrCat("dtype ", dtype->str(), " is not F32, F64, I32 or I64"));
+      return bad(absl::StrCat("dtype ", dtype->str(),
+                              " is not F32, F16, BF16, F64, I32 or I64"));
     // The element count is bounded by the file's size as it grows, so a
     // hostile shape cannot overflow it.
     int64_t elements = 1;

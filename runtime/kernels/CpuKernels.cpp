@@ -231,26 +231,22 @@ absl::Status normalize(const HostTensor &in, int64_t axis,
   return absl::OkStatus();
 }
 
-absl::Status reduce(Reduction op, const HostTensor &in,
-                    std::span<const int64_t> axes, HostTensor &out) {
-  if (absl::Status s = expectF32(in, "reduce"); !s.ok())
-    return s;
+namespace {
+template <typename T>
+void reduceAs(Reduction op, const HostTensor &in, const std::vector<bool> &reduced,
+              int64_t count, HostTensor &out) {
   size_t rank = in.shape.size();
-  std::vector<bool> reduced(rank, false);
-  int64_t count = 1;
-  for (int64_t a : axes) {
-    reduced[(a + rank) % rank] = true;
-    count *= in.shape[(a + rank) % rank];
-  }
   Shape keptFull;
   for (size_t d = 0; d < rank; ++d)
     keptFull.push_back(reduced[d] ? 1 : in.shape[d]);
   Shape so = stridesOf(keptFull);
-  float *y = out.as<float>();
-  std::fill(y, y + out.numel(),
-            op == Reduction::Max ? -std::numeric_limits<float>::infinity()
-                                 : 0.0f);
-  const float *x = in.as<float>();
+  T *y = out.as<T>();
+  T init = op != Reduction::Max ? T(0)
+           : std::numeric_limits<T>::has_infinity
+               ? -std::numeric_limits<T>::infinity()
+               : std::numeric_limits<T>::lowest();
+  std::fill(y, y + out.numel(), init);
+  const T *x = in.as<T>();
   for (int64_t i = 0, n = in.numel(); i < n; ++i) {
     Shape idx = delinearize(in.shape, i);
     int64_t o = 0;
@@ -261,7 +257,31 @@ absl::Status reduce(Reduction op, const HostTensor &in,
   }
   if (op == Reduction::Mean && count)
     for (int64_t i = 0, n = out.numel(); i < n; ++i)
-      y[i] /= static_cast<float>(count);
+      y[i] /= static_cast<T>(count);
+}
+} // namespace
+
+absl::Status reduce(Reduction op, const HostTensor &in,
+                    std::span<const int64_t> axes, HostTensor &out) {
+  size_t rank = in.shape.size();
+  std::vector<bool> reduced(rank, false);
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    reduced[(a + rank) % rank] = true;
+    count *= in.shape[(a + rank) % rank];
+  }
+  // Integers sum and take maxima exactly (no mean: the IR has none).
+  if (op != Reduction::Mean && in.type == CommType::I64) {
+    reduceAs<int64_t>(op, in, reduced, count, out);
+    return absl::OkStatus();
+  }
+  if (op != Reduction::Mean && in.type == CommType::I32) {
+    reduceAs<int32_t>(op, in, reduced, count, out);
+    return absl::OkStatus();
+  }
+  if (absl::Status s = expectF32(in, "reduce"); !s.ok())
+    return s;
+  reduceAs<float>(op, in, reduced, count, out);
   return absl::OkStatus();
 }
 
@@ -352,36 +372,8 @@ absl::Status pickLabels(const HostTensor &values, const HostTensor &labels,
 }
 
 absl::Status cast(const HostTensor &in, HostTensor &out) {
-  auto read = [&](int64_t i) -> double {
-    switch (in.type) {
-    case CommType::F32:
-      return in.as<float>()[i];
-    case CommType::F64:
-      return in.as<double>()[i];
-    case CommType::I32:
-      return in.as<int32_t>()[i];
-    case CommType::I64:
-      return static_cast<double>(in.as<int64_t>()[i]);
-    }
-    return 0;
-  };
-  for (int64_t i = 0, n = in.numel(); i < n; ++i) {
-    double v = read(i);
-    switch (out.type) {
-    case CommType::F32:
-      out.as<float>()[i] = static_cast<float>(v);
-      break;
-    case CommType::F64:
-      out.as<double>()[i] = v;
-      break;
-    case CommType::I32:
-      out.as<int32_t>()[i] = static_cast<int32_t>(std::trunc(v));
-      break;
-    case CommType::I64:
-      out.as<int64_t>()[i] = static_cast<int64_t>(std::trunc(v));
-      break;
-    }
-  }
+  HostTensor converted = in.convert(out.type);
+  out.bytes = std::move(converted.bytes);
   return absl::OkStatus();
 }
 

@@ -48,7 +48,7 @@ absl::Status crossEntropy(const HostTensor &logits, const HostTensor &labels,
                           HostTensor &out);
 absl::Status pickLabels(const HostTensor &values, const HostTensor &labels,
                         HostTensor &out);
-/// Between f32, i32 and i64 (float to int rounds toward zero).
+/// Between any two element types (float to int rounds toward zero).
 absl::Status cast(const HostTensor &in, HostTensor &out);
 
 /// Sizes the BLAS thread pool, so that N virtual devices on a machine of C

@@ -11,8 +11,10 @@
 // deterministically from --seed, as are parameters (or --params). Outputs
 // are OUT/<name>.npy or OUT/outN.npy likewise.
 //
-// This first runner executes each device's program in order on one thread
-// per device; the actor runtime will take its place behind the same flags.
+// Each device's program runs on the actor runtime: --steps K runs K
+// iterations that overlap as far as --registers allows; the report holds
+// each step's time (from one step's end to the next's) and the trace every
+// actor firing on each device's compute and communication streams.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +36,11 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "passes/PassUtils.h"
+
 #include <chrono>
 #include <map>
+#include <random>
 #include <thread>
 
 using namespace mlir;
@@ -50,9 +55,14 @@ int fail(const std::string &message) {
   return 1;
 }
 
-bool isFloatType(Type t) {
-  return isa<FloatType>(cast<RankedTensorType>(t).getElementType());
-}
+bool isInteger(CommType t) { return t == CommType::I32 || t == CommType::I64; }
+
+/// An argument of the graph as the user feeds it.
+struct Argument {
+  RankedTensorType type; // logical, without its layout
+  std::string name;      // pc.name, or empty
+  int64_t idBound = 0;   // for random integer inputs: ids below it
+};
 
 } // namespace
 
@@ -69,12 +79,17 @@ int main(int argc, char **argv) {
   cl::opt<uint64_t> seed("seed", cl::desc("Seed of inputs and parameters"),
                          cl::init(0));
   cl::opt<int> steps("steps", cl::desc("Forward passes to run"), cl::init(1));
+  cl::opt<int> registers(
+      "registers",
+      cl::desc("Registers per actor: how many steps a value may run ahead of "
+               "its slowest consumer"),
+      cl::init(2));
   cl::opt<std::string> reportPath("report", cl::desc("JSON report file"));
   cl::opt<std::string> graphName("graph", cl::desc("Graph to run"));
   cl::opt<std::string> paramsPath(
       "params", cl::desc("Parameters from a .safetensors file, by name"));
   cl::opt<std::string> tracePath(
-      "trace", cl::desc("Chrome/Perfetto trace of the last step (JSON)"));
+      "trace", cl::desc("Chrome/Perfetto trace of every actor firing (JSON)"));
   cl::opt<int> threadsPerDevice(
       "threads-per-device",
       cl::desc("BLAS threads per device (default: cores / devices)"),
@@ -91,6 +106,8 @@ int main(int argc, char **argv) {
                 devices + "'");
   if (steps < 1)
     return fail("--steps must be at least 1");
+  if (registers < 1)
+    return fail("--registers must be at least 1");
 
   DialectRegistry registry;
   pc::registerAllDialects(registry);
@@ -117,70 +134,106 @@ int main(int argc, char **argv) {
   if (graph.empty())
     return fail(model + " has no graph");
 
-  // Inputs, from the logical signature.
+  // The arguments: from the logical signature, or from the per-device
+  // programs' pc.index / pc.logical_type / pc.name.
   std::vector<HostTensor> inputs;
+  std::map<int64_t, Argument> arguments;
   if (!partitioned) {
     auto f = module->lookupSymbol<func::FuncOp>(graph);
     if (!f)
       return fail("no graph @" + graph + " in " + model);
-    if (!inputsDir.empty() && !llvm::sys::fs::is_directory(inputsDir))
-      return fail("--inputs " + inputsDir + " is not a directory");
     absl::StatusOr<std::vector<pc::reference::Array>> random =
         pc::reference::randomInputs(*module, graph, seed);
     if (!random.ok())
       return fail(random.status().ToString());
     for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
-      auto type = cast<RankedTensorType>(arg.getType());
-      std::vector<int64_t> shape(type.getShape().begin(),
-                                 type.getShape().end());
-      CommType want = isFloatType(type) ? CommType::F32 : CommType::I64;
-      // DIR/<name>.npy for an argument with a pc.name, else DIR/argN.npy.
-      std::string path = inputsDir + "/arg" + std::to_string(i) + ".npy";
-      if (auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name")) {
-        std::string named = inputsDir + "/" + name.str() + ".npy";
-        if (llvm::sys::fs::exists(named))
-          path = named;
-      }
-      if (!inputsDir.empty() && llvm::sys::fs::exists(path)) {
-        absl::StatusOr<HostTensor> t = pc::runtime::readNpy(path);
-        if (!t.ok())
-          return fail(t.status().ToString());
-        if (t->shape != shape)
-          return fail(path + ": shape does not match argument #" +
-                      std::to_string(i) + " of @" + graph);
-        bool ok = want == CommType::F32
-                      ? t->type == CommType::F32
-                      : (t->type == CommType::I64 || t->type == CommType::I32);
-        if (!ok)
-          return fail(
-              path + ": dtype does not match argument #" + std::to_string(i) +
-              " (" + (want == CommType::F32 ? "f32" : "an integer type") + ")");
-        if (t->type == CommType::I32) {
-          HostTensor wide = HostTensor::zeros(shape, CommType::I64);
-          for (int64_t e = 0; e < wide.numel(); ++e)
-            wide.as<int64_t>()[e] = t->as<int32_t>()[e];
-          *t = std::move(wide);
-        }
-        inputs.push_back(std::move(*t));
+      Argument &a = arguments[i];
+      a.type = cast<RankedTensorType>(arg.getType());
+      if (auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
+        a.name = name.str();
+    }
+    // The reference's random inputs (ids within the tables they index).
+    std::vector<HostTensor> randomInputs;
+    for (auto [i, r] : llvm::enumerate(*random)) {
+      absl::StatusOr<CommType> type =
+          pc::runtime::commTypeOf(arguments[i].type);
+      if (!type.ok())
+        return fail(type.status().ToString());
+      HostTensor t = HostTensor::zeros(r.shape, *type);
+      for (int64_t e = 0; e < t.numel(); ++e)
+        t.set(e, r.data[e]);
+      randomInputs.push_back(std::move(t));
+    }
+    std::swap(inputs, randomInputs);
+  } else {
+    for (auto f : module->getOps<func::FuncOp>()) {
+      auto of = f->getAttrOfType<StringAttr>("pc.graph");
+      if (!of || of.getValue() != graph)
         continue;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+        auto index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index");
+        auto logical = f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type");
+        Argument &a = arguments[index.getInt()];
+        a.type = cast<RankedTensorType>(pc::withSbp(logical.getValue(), {}));
+        if (auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
+          a.name = name.str();
       }
-      HostTensor t = HostTensor::zeros(shape, want);
-      for (int64_t e = 0; e < t.numel(); ++e) {
-        double v = (*random)[i].data[e];
-        if (want == CommType::F32)
-          t.as<float>()[e] = static_cast<float>(v);
-        else
-          t.as<int64_t>()[e] = static_cast<int64_t>(v);
-      }
+    }
+    // Without the logical graph the tables that ids index are unknown:
+    // random floats, and ids of 0, which every table has.
+    std::mt19937_64 rng(seed);
+    for (auto &[i, a] : arguments) {
+      absl::StatusOr<CommType> type = pc::runtime::commTypeOf(a.type);
+      if (!type.ok())
+        return fail(type.status().ToString());
+      std::vector<int64_t> shape(a.type.getShape().begin(),
+                                 a.type.getShape().end());
+      HostTensor t = HostTensor::zeros(shape, *type);
+      if (!isInteger(*type))
+        for (int64_t e = 0; e < t.numel(); ++e)
+          t.set(e, std::uniform_real_distribution<double>(-1, 1)(rng));
+      if (i != static_cast<int64_t>(inputs.size()))
+        return fail("the per-device programs of @" + graph +
+                    " do not number their inputs 0..N-1");
       inputs.push_back(std::move(t));
     }
+  }
+
+  // DIR/<name>.npy for an argument with a pc.name, else DIR/argN.npy; the
+  // dtype must be the argument's (i32 and i64 convert to each other; bf16
+  // arguments read f32 files, as NumPy has no bf16).
+  if (!inputsDir.empty() && !llvm::sys::fs::is_directory(inputsDir))
+    return fail("--inputs " + inputsDir + " is not a directory");
+  for (auto &[i, a] : arguments) {
+    if (inputsDir.empty())
+      break;
+    std::string path = inputsDir + "/arg" + std::to_string(i) + ".npy";
+    if (!a.name.empty() &&
+        llvm::sys::fs::exists(inputsDir + "/" + a.name + ".npy"))
+      path = inputsDir + "/" + a.name + ".npy";
+    if (!llvm::sys::fs::exists(path))
+      continue;
+    absl::StatusOr<HostTensor> t = pc::runtime::readNpy(path);
+    if (!t.ok())
+      return fail(t.status().ToString());
+    if (t->shape != inputs[i].shape)
+      return fail(path + ": shape does not match argument #" +
+                  std::to_string(i) + " of @" + graph);
+    CommType want = inputs[i].type;
+    bool ok = t->type == want || (isInteger(t->type) && isInteger(want)) ||
+              (want == CommType::BF16 && t->type == CommType::F32);
+    if (!ok)
+      return fail(path + ": dtype does not match argument #" +
+                  std::to_string(i) + " (the file has " +
+                  pc::runtime::nameOf(t->type) + ", the argument is " +
+                  pc::runtime::nameOf(want) + ")");
+    inputs[i] = t->convert(want);
+  }
+  if (!partitioned) {
     PassManager pm = PassManager::on<ModuleOp>(&context);
     if (failed(parsePassPipeline("pc-distribute", pm)) ||
         failed(pm.run(*module)))
       return 1; // The passes reported why.
-  } else if (!inputsDir.empty()) {
-    return fail("per-device programs take their inputs from a logical graph; "
-                "give pc-run the logical model");
   }
 
   // Enough devices for every mesh?
@@ -208,16 +261,21 @@ int main(int argc, char **argv) {
     if (absl::Status s = session.load(std::move(*values)); !s.ok())
       return fail(paramsPath + ": " + std::string(s.message()));
   }
+  pc::runtime::CpuRunOptions options;
+  options.iterations = steps;
+  options.registers = registers;
+  options.trace = !tracePath.empty();
+  absl::StatusOr<pc::runtime::CpuRun> run =
+      session.run(graph, inputs, options);
+  if (!run.ok())
+    return fail(run.status().ToString());
+  // Steps overlap; a step's time is from the previous step's end to its own
+  // (the first includes binding and parameter initialization).
   llvm::json::Array stepTimes;
-  absl::StatusOr<pc::runtime::CpuRun> run;
-  for (int s = 0; s < steps; ++s) {
-    auto start = std::chrono::steady_clock::now();
-    run = session.run(graph, inputs);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (!run.ok())
-      return fail(run.status().ToString());
+  double previous = 0;
+  for (auto [s, doneUs] : llvm::enumerate(run->iterationDoneUs)) {
+    double seconds = (doneUs - previous) * 1e-6;
+    previous = doneUs;
     stepTimes.push_back(llvm::json::Object{{"step", s}, {"wall_s", seconds}});
     llvm::outs() << "step " << s << ": " << llvm::format("%.4f", seconds)
                  << " s\n";
@@ -259,25 +317,38 @@ int main(int argc, char **argv) {
                                        {"bytes_received", stats.bytesReceived},
                                        {"collectives", std::move(calls)}});
     llvm::outs() << "rank " << rank << ": sent " << stats.bytesSent
-                 << " B, received " << stats.bytesReceived << " B\n";
+                 << " B, received " << stats.bytesReceived << " B";
+    if (steps > 1)
+      llvm::outs() << " in " << steps << " steps";
+    llvm::outs() << "\n";
   }
   if (!tracePath.empty()) {
-    // One track per device: every op as a complete event, in microseconds.
+    // A process per device, a thread per stream; every actor firing is a
+    // complete event (µs), with its iteration.
     llvm::json::Array events;
-    for (auto &[rank, ops] : run->events) {
+    auto meta = [&](const char *what, int64_t pid, int64_t tid,
+                    std::string name) {
       events.push_back(llvm::json::Object{
-          {"name", "process_name"},
+          {"name", what},
           {"ph", "M"},
-          {"pid", rank},
-          {"args",
-           llvm::json::Object{{"name", "rank " + std::to_string(rank)}}}});
+          {"pid", pid},
+          {"tid", tid},
+          {"args", llvm::json::Object{{"name", std::move(name)}}}});
+    };
+    for (auto &[rank, ops] : run->events) {
+      meta("process_name", rank, 0, "rank " + std::to_string(rank));
+      meta("thread_name", rank, 0, "compute");
+      meta("thread_name", rank, 1, "comm");
       for (const pc::runtime::OpEvent &e : ops)
-        events.push_back(llvm::json::Object{{"name", e.name},
-                                            {"ph", "X"},
-                                            {"pid", rank},
-                                            {"tid", 0},
-                                            {"ts", e.startUs},
-                                            {"dur", e.durationUs}});
+        events.push_back(llvm::json::Object{
+            {"name", e.name},
+            {"cat", e.stream},
+            {"ph", "X"},
+            {"pid", rank},
+            {"tid", e.stream == "comm" ? 1 : 0},
+            {"ts", e.startUs},
+            {"dur", e.durationUs},
+            {"args", llvm::json::Object{{"step", e.iteration}}}});
     }
     std::error_code ec;
     llvm::raw_fd_ostream out(tracePath, ec);

@@ -1,0 +1,230 @@
+//===- CommKernels.cpp - Collectives and transfers, registered ------------===//
+//
+// Binds the per-device communication ops (the boxing steps, pc.broadcast,
+// pc.send/pc.recv) to the communicator, and pc.piece_offset to its value.
+// Everything a step needs that follows from the IR alone (groups, member
+// extents, the transfer plan, tags) is derived once, at bind time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/KernelRegistry.h"
+
+#include "dialect/PcOps.h"
+#include "passes/BoxingPlanner.h"
+#include "passes/PassUtils.h"
+#include "runtime/comm/BoxingSteps.h"
+
+#include "llvm/ADT/Hashing.h"
+
+using namespace mlir;
+
+namespace pc::runtime {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+Shape shapeOf(Type t) {
+  auto s = cast<RankedTensorType>(t).getShape();
+  return Shape(s.begin(), s.end());
+}
+
+constexpr std::initializer_list<CommType> kAll = {
+    CommType::F32, CommType::F16, CommType::BF16, CommType::I32,
+    CommType::I64};
+
+Shape coordsOn(BindContext &c, FlatSymbolRefAttr mesh) {
+  return delinearize(c.meshes.lookup(mesh).getShape(),
+                     c.meshes.positionOf(mesh, c.rank));
+}
+
+MeshView viewOf(BindContext &c, FlatSymbolRefAttr mesh) {
+  MeshOp m = c.meshes.lookup(mesh);
+  MeshView v{Shape(m.getShape().begin(), m.getShape().end()), {}};
+  for (int64_t p = 0; p < m.getNumDevices(); ++p)
+    v.ranks.push_back(m.getRank(p));
+  return v;
+}
+
+absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
+  auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto axesRef = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  TransitionKind kind;
+  ReduceKind reduce = ReduceKind::Sum;
+  bool fromBroadcast = true;
+  int64_t dim = 0, dst = 0;
+  if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    kind = TransitionKind::AllReduce;
+    reduce = toReduceKind(ar.getReduce());
+  } else if (auto ag = dyn_cast<AllGatherOp>(op)) {
+    kind = TransitionKind::AllGather;
+    dim = ag.getDim();
+  } else if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+    kind = TransitionKind::ReduceScatter;
+    reduce = toReduceKind(rs.getReduce());
+    dim = rs.getDim();
+  } else if (auto a2a = dyn_cast<AllToAllOp>(op)) {
+    kind = TransitionKind::AllToAll;
+    dim = a2a.getSrcDim();
+    dst = a2a.getDstDim();
+  } else if (auto ls = dyn_cast<LocalSliceOp>(op)) {
+    kind = TransitionKind::LocalSlice;
+    dim = ls.getDim();
+  } else {
+    auto lp = cast<LocalPartialOp>(op);
+    kind = TransitionKind::LocalPartial;
+    reduce = toReduceKind(lp.getReduce());
+    fromBroadcast = !lp.getDim();
+    dim = lp.getDim().value_or(0);
+  }
+  Shape axes(axesRef.begin(), axesRef.end());
+  Shape out = shapeOf(op->getResult(0).getType());
+  MeshView view = viewOf(c, mesh);
+  Shape coords = coordsOn(c, mesh);
+  Communicator *comm = &c.comm;
+  return Kernel([=](KernelIO &io) -> absl::Status {
+    absl::StatusOr<HostTensor> r =
+        runLocalStep(*comm, kind, reduce, fromBroadcast, axes, dim, dst, view,
+                     coords, *io.inputs[0], out);
+    if (!r.ok())
+      return r.status();
+    io.outputs[0] = std::make_shared<const HostTensor>(*std::move(r));
+    return absl::OkStatus();
+  });
+}
+
+/// This rank's side of a transfer between layouts: the boxes it sends, or
+/// receives, paired by the planner's transfer plan, which every rank derives
+/// identically. The k-th transfer of a (from, to) pair is tag k.
+struct TransferSide {
+  struct Piece {
+    Box box;          // in the logical tensor
+    Shape offset;     // relative to this rank's own box
+    int64_t peer;     // global rank
+  };
+  std::vector<Piece> pieces;
+  int64_t tag = 0;
+};
+
+TransferSide planSide(BindContext &c, TypeAttr from, TypeAttr to, bool send) {
+  SbpAttr src = getSbp(from.getValue()), dst = getSbp(to.getValue());
+  Shape shape = shapeOf(from.getValue());
+  boxing::Planner planner;
+  boxing::TransferPlan plan = planner.planTransfer(
+      shape, elementBytes(from.getValue()), meshInfo(c.meshes.lookup(src)),
+      src.getEntries(), meshInfo(c.meshes.lookup(dst)), dst.getEntries());
+  std::string pair;
+  llvm::raw_string_ostream os(pair);
+  os << from << "->" << to;
+  TransferSide side;
+  side.tag = c.transfers[pair + (send ? "/send" : "/recv")]++ * 1000003 +
+             static_cast<int64_t>(llvm::hash_value(pair) & 0xffff);
+  SbpAttr mineSbp = send ? src : dst;
+  MeshOp mineMesh = c.meshes.lookup(mineSbp), peerMesh =
+                                                  c.meshes.lookup(send ? dst : src);
+  int64_t me = c.meshes.positionOf(mineSbp.getMesh(), c.rank);
+  Box mine = localBox(shape, mineMesh.getShape(), mineSbp.getEntries(),
+                      delinearize(mineMesh.getShape(), me));
+  for (const boxing::Transfer &t : plan.transfers) {
+    if ((send ? t.srcPosition : t.dstPosition) != me)
+      continue;
+    Shape off(t.box.offsets.size());
+    for (size_t d = 0; d < off.size(); ++d)
+      off[d] = t.box.offsets[d] - mine.offsets[d];
+    side.pieces.push_back(
+        {t.box, off, peerMesh.getRank(send ? t.dstPosition : t.srcPosition)});
+  }
+  return side;
+}
+
+} // namespace
+
+void registerCommKernels(KernelRegistry &r) {
+  for (llvm::StringRef name :
+       {"pc.all_reduce", "pc.all_gather", "pc.reduce_scatter", "pc.all_to_all",
+        "pc.local_slice", "pc.local_partial"})
+    r.add(name, kAll, StreamKind::Comm, bindStep);
+  r.add("pc.broadcast", kAll, StreamKind::Comm,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto b = cast<BroadcastOp>(op);
+          MeshView v = viewOf(c, b.getMeshAttr());
+          std::vector<int64_t> group;
+          for (int64_t p :
+               groupMembers(v.shape, coordsOn(c, b.getMeshAttr()), b.getAxes()))
+            group.push_back(v.ranks[p]);
+          int64_t root = b.getRoot();
+          Communicator *comm = &c.comm;
+          return Kernel([=](KernelIO &io) -> absl::Status {
+            auto t = std::make_shared<HostTensor>(*io.inputs[0]);
+            if (absl::Status s = comm->broadcast(t->bytes.data(), t->numel(),
+                                                 t->type, root, group);
+                !s.ok())
+              return s;
+            io.outputs[0] = std::move(t);
+            return absl::OkStatus();
+          });
+        });
+  r.add("pc.send", kAll, StreamKind::Comm,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto send = cast<SendOp>(op);
+          TransferSide side =
+              planSide(c, send.getFromAttr(), send.getToAttr(), true);
+          Communicator *comm = &c.comm;
+          return Kernel([=](KernelIO &io) -> absl::Status {
+            const HostTensor &in = *io.inputs[0];
+            for (const TransferSide::Piece &p : side.pieces) {
+              HostTensor piece = HostTensor::zeros(p.box.sizes, in.type);
+              copyBox(in.bytes.data(), in.shape, p.offset, piece.bytes.data(),
+                      piece.shape, Shape(piece.shape.size(), 0), p.box.sizes,
+                      sizeOf(in.type));
+              if (absl::Status s = comm->send(piece.bytes.data(), piece.numel(),
+                                              piece.type, p.peer, side.tag);
+                  !s.ok())
+                return s;
+            }
+            return absl::OkStatus();
+          });
+        });
+  r.add("pc.recv", kAll, StreamKind::Comm,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto recv = cast<RecvOp>(op);
+          TransferSide side =
+              planSide(c, recv.getFromAttr(), recv.getToAttr(), false);
+          absl::StatusOr<CommType> type = commTypeOf(recv.getType());
+          if (!type.ok())
+            return type.status();
+          Shape shape = shapeOf(recv.getType());
+          Communicator *comm = &c.comm;
+          return Kernel([=, type = *type](KernelIO &io) -> absl::Status {
+            auto out = std::make_shared<HostTensor>(HostTensor::zeros(shape, type));
+            for (const TransferSide::Piece &p : side.pieces) {
+              HostTensor piece = HostTensor::zeros(p.box.sizes, type);
+              if (absl::Status s = comm->recv(piece.bytes.data(), piece.numel(),
+                                              type, p.peer, side.tag);
+                  !s.ok())
+                return s;
+              copyBox(piece.bytes.data(), piece.shape,
+                      Shape(piece.shape.size(), 0), out->bytes.data(),
+                      out->shape, p.offset, p.box.sizes, sizeOf(type));
+            }
+            io.outputs[0] = std::move(out);
+            return absl::OkStatus();
+          });
+        });
+  r.add("pc.piece_offset", {CommType::I64}, StreamKind::Compute,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto p = cast<PieceOffsetOp>(op);
+          int64_t idx = groupIndex(c.meshes.lookup(p.getMeshAttr()).getShape(),
+                                   coordsOn(c, p.getMeshAttr()), p.getAxes());
+          auto value = std::make_shared<HostTensor>(
+              HostTensor::zeros({}, CommType::I64));
+          for (int64_t i = 0; i < idx; ++i)
+            value->as<int64_t>()[0] += p.getSizes()[i];
+          return Kernel([value = std::shared_ptr<const HostTensor>(value)](
+                            KernelIO &io) {
+            io.outputs[0] = value;
+            return absl::OkStatus();
+          });
+        });
+}
+
+} // namespace pc::runtime

@@ -1,0 +1,336 @@
+//===- ComputeKernels.cpp - The compute ops' CPU kernels, registered ------===//
+//
+// Binds every compute op of a per-device program to the CPU kernels
+// (runtime/kernels/CpuKernels.h): f32 natively, f16 and bf16 widened to f32
+// (KernelRegistry::addWidening), and i32/i64 where the IR allows integers,
+// through an exact element-by-element path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/KernelRegistry.h"
+
+#include "dialect/PcOps.h"
+#include "runtime/kernels/CpuKernels.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace pc::runtime {
+namespace {
+
+using Shape = std::vector<int64_t>;
+using Inputs = std::span<const HostTensor *const>;
+
+Shape shapeOf(Type t) {
+  auto s = cast<RankedTensorType>(t).getShape();
+  return Shape(s.begin(), s.end());
+}
+
+/// A kernel with one result of `type`'s shape, freshly zeroed, that
+/// `fn(inputs, out)` fills.
+template <typename Fn>
+absl::StatusOr<Kernel> produce(Type type, const BindContext &c, Fn fn) {
+  absl::StatusOr<CommType> elem = resultType(type, c);
+  if (!elem.ok())
+    return elem.status();
+  return Kernel([shape = shapeOf(type), elem = *elem, fn](KernelIO &io) {
+    auto out = std::make_shared<HostTensor>(HostTensor::zeros(shape, elem));
+    if (absl::Status s = fn(io.inputs, *out); !s.ok())
+      return s;
+    io.outputs[0] = std::move(out);
+    return absl::OkStatus();
+  });
+}
+
+/// A factory for ops whose kernel needs only the op itself: `make(op)`
+/// returns fn(inputs, out).
+template <typename Op, typename Make> KernelFactory simple(Make make) {
+  return [make](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+    return produce(op->getResult(0).getType(), c, make(cast<Op>(op)));
+  };
+}
+
+/// NumPy-broadcasting elementwise op on any type, element by element in
+/// double: exact for i32, and for i64 below 2^53.
+void generic(const HostTensor &a, const HostTensor *b, HostTensor &out,
+             double (*fn)(double, double)) {
+  auto strides = [](const Shape &s) {
+    Shape st(s.size(), 1);
+    for (size_t i = s.size(); i-- > 1;)
+      st[i - 1] = st[i] * s[i];
+    return st;
+  };
+  auto offsetOf = [](const HostTensor &t, const Shape &st, const Shape &idx) {
+    int64_t off = idx.size() - t.shape.size(), linear = 0;
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      if (t.shape[d] != 1)
+        linear += idx[d + off] * st[d];
+    return linear;
+  };
+  Shape sa = strides(a.shape), sb = b ? strides(b->shape) : Shape();
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    Shape idx = delinearize(out.shape, i);
+    double x = a.get(offsetOf(a, sa, idx));
+    double y = b ? b->get(offsetOf(*b, sb, idx)) : 0;
+    out.set(i, fn(x, y));
+  }
+}
+
+void addBinary(KernelRegistry &r, llvm::StringRef name, cpu::Binary op,
+               double (*fn)(double, double)) {
+  KernelFactory f = [op, fn](Operation *o,
+                             BindContext &c) -> absl::StatusOr<Kernel> {
+    return produce(o->getResult(0).getType(), c,
+                   [op, fn](Inputs in, HostTensor &out) {
+                     if (out.type == CommType::F32)
+                       return cpu::binary(op, *in[0], *in[1], out);
+                     generic(*in[0], in[1], out, fn);
+                     return absl::OkStatus();
+                   });
+  };
+  r.addWidening(name, StreamKind::Compute, f);
+  r.add(name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+}
+
+void addUnary(KernelRegistry &r, llvm::StringRef name, cpu::Unary op,
+              double (*integer)(double, double) = nullptr) {
+  KernelFactory f = [op, integer](Operation *o,
+                                  BindContext &c) -> absl::StatusOr<Kernel> {
+    return produce(o->getResult(0).getType(), c,
+                   [op, integer](Inputs in, HostTensor &out) {
+                     if (out.type == CommType::F32 || !integer)
+                       return cpu::unary(op, *in[0], out);
+                     generic(*in[0], nullptr, out, integer);
+                     return absl::OkStatus();
+                   });
+  };
+  r.addWidening(name, StreamKind::Compute, f);
+  if (integer)
+    r.add(name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+}
+
+int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
+
+constexpr std::initializer_list<CommType> kAll = {
+    CommType::F32, CommType::F16, CommType::BF16, CommType::I32,
+    CommType::I64};
+
+/// Ops that only move bytes: any element type, no widening.
+void registerDataMovement(KernelRegistry &r) {
+  r.add("pc.reshape", kAll, StreamKind::Compute,
+        [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
+          Shape shape = shapeOf(op->getResult(0).getType());
+          return Kernel([shape](KernelIO &io) {
+            auto t = std::make_shared<HostTensor>(*io.inputs[0]);
+            t->shape = shape;
+            io.outputs[0] = std::move(t);
+            return absl::OkStatus();
+          });
+        });
+  r.add("pc.transpose", kAll, StreamKind::Compute,
+        simple<TransposeOp>([](TransposeOp t) {
+          Shape perm(t.getPerm().begin(), t.getPerm().end());
+          return [perm](Inputs in, HostTensor &out) {
+            return cpu::transpose(*in[0], perm, out);
+          };
+        }));
+  r.add("pc.broadcast_to", kAll, StreamKind::Compute,
+        simple<BroadcastToOp>([](BroadcastToOp) {
+          return [](Inputs in, HostTensor &out) {
+            // Bytes are replicated exactly: a copy per output element.
+            generic(*in[0], nullptr, out,
+                    [](double a, double) { return a; });
+            return absl::OkStatus();
+          };
+        }));
+  r.add("pc.slice", kAll, StreamKind::Compute,
+        simple<SliceOp>([](SliceOp s) {
+          Shape start(s.getStart().begin(), s.getStart().end());
+          return [start](Inputs in, HostTensor &out) {
+            copyBox(in[0]->bytes.data(), in[0]->shape, start, out.bytes.data(),
+                    out.shape, Shape(out.shape.size(), 0), out.shape,
+                    sizeOf(out.type));
+            return absl::OkStatus();
+          };
+        }));
+  r.add("pc.concat", kAll, StreamKind::Compute,
+        simple<ConcatOp>([](ConcatOp c) {
+          int64_t axis = c.getAxis();
+          return [axis](Inputs in, HostTensor &out) {
+            Shape start(out.shape.size(), 0);
+            int64_t a = axisIn(axis, out.shape.size());
+            for (const HostTensor *part : in) {
+              copyBox(part->bytes.data(), part->shape,
+                      Shape(part->shape.size(), 0), out.bytes.data(), out.shape,
+                      start, part->shape, sizeOf(out.type));
+              start[a] += part->shape[a];
+            }
+            return absl::OkStatus();
+          };
+        }));
+  r.add("pc.cast", kAll, StreamKind::Compute,
+        simple<CastOp>([](CastOp) {
+          return [](Inputs in, HostTensor &out) {
+            return cpu::cast(*in[0], out);
+          };
+        }));
+  r.add("pc.constant", kAll, StreamKind::Compute,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto dense = dyn_cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue());
+          if (!dense)
+            return absl::InvalidArgumentError("the value is not dense");
+          absl::StatusOr<CommType> type = commTypeOf(op->getResult(0).getType());
+          if (!type.ok())
+            return type.status();
+          // Materialized once; every firing shares it.
+          auto value = std::make_shared<HostTensor>(
+              HostTensor::zeros(shapeOf(op->getResult(0).getType()), *type));
+          bool isFloat = isa<FloatType>(dense.getElementType());
+          for (int64_t i = 0; i < value->numel(); ++i) {
+            int64_t j = dense.isSplat() ? 0 : i;
+            value->set(i, isFloat
+                              ? dense.getValues<APFloat>()[j].convertToDouble()
+                              : static_cast<double>(
+                                    dense.getValues<APInt>()[j].getSExtValue()));
+          }
+          return Kernel([value = std::shared_ptr<const HostTensor>(value)](
+                            KernelIO &io) {
+            io.outputs[0] = value;
+            return absl::OkStatus();
+          });
+        });
+  r.add("pc.get_param", kAll, StreamKind::Compute,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto get = cast<GetParamOp>(op);
+          // Fetched (and initialized) at bind time; shared, never copied.
+          absl::StatusOr<std::shared_ptr<const HostTensor>> value =
+              c.param(get.getName(), get.getType());
+          if (!value.ok())
+            return value.status();
+          return Kernel([value = *value](KernelIO &io) {
+            io.outputs[0] = value;
+            return absl::OkStatus();
+          });
+        });
+}
+
+} // namespace
+
+void registerComputeKernels(KernelRegistry &r) {
+  registerDataMovement(r);
+  r.addWidening("pc.matmul", StreamKind::Compute,
+                simple<MatmulOp>([](MatmulOp m) {
+                  bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
+                  return [ta, tb](Inputs in, HostTensor &out) {
+                    return cpu::matmul(*in[0], *in[1], ta, tb, out);
+                  };
+                }));
+  addBinary(r, "pc.add", cpu::Binary::Add,
+            [](double a, double b) { return a + b; });
+  addBinary(r, "pc.sub", cpu::Binary::Sub,
+            [](double a, double b) { return a - b; });
+  addBinary(r, "pc.mul", cpu::Binary::Mul,
+            [](double a, double b) { return a * b; });
+  // Integer division truncates, as in C; by zero it is 0 rather than
+  // undefined.
+  addBinary(r, "pc.div", cpu::Binary::Div, [](double a, double b) {
+    return b == 0 ? 0.0 : std::trunc(a / b);
+  });
+  addUnary(r, "pc.neg", cpu::Unary::Neg, [](double a, double) { return -a; });
+  addUnary(r, "pc.relu", cpu::Unary::Relu,
+           [](double a, double) { return a > 0 ? a : 0.0; });
+  addUnary(r, "pc.exp", cpu::Unary::Exp);
+  addUnary(r, "pc.log", cpu::Unary::Log);
+  addUnary(r, "pc.tanh", cpu::Unary::Tanh);
+  addUnary(r, "pc.sigmoid", cpu::Unary::Sigmoid);
+  r.addWidening("pc.gelu", StreamKind::Compute,
+                simple<GeluOp>([](GeluOp g) {
+                  cpu::Unary u = g.getApproximate() ? cpu::Unary::GeluTanh
+                                                    : cpu::Unary::Gelu;
+                  return [u](Inputs in, HostTensor &out) {
+                    return cpu::unary(u, *in[0], out);
+                  };
+                }));
+  for (bool log : {false, true})
+    r.addWidening(log ? "pc.log_softmax" : "pc.softmax", StreamKind::Compute,
+                  [log](Operation *op, BindContext &c) {
+                    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+                    return produce(op->getResult(0).getType(), c,
+                                   [axis, log](Inputs in, HostTensor &out) {
+                                     return cpu::softmax(
+                                         *in[0],
+                                         axisIn(axis, in[0]->shape.size()),
+                                         log, out);
+                                   });
+                  });
+  r.addWidening("pc.layer_norm", StreamKind::Compute,
+                simple<LayerNormOp>([](LayerNormOp n) {
+                  int64_t axis = n.getAxis();
+                  float eps = n.getEpsilon().convertToDouble();
+                  return [axis, eps](Inputs in, HostTensor &out) {
+                    return cpu::normalize(*in[0],
+                                          axisIn(axis, in[0]->shape.size()),
+                                          *in[1], in[2], eps, false, out);
+                  };
+                }));
+  r.addWidening("pc.rms_norm", StreamKind::Compute,
+                simple<RmsNormOp>([](RmsNormOp n) {
+                  int64_t axis = n.getAxis();
+                  float eps = n.getEpsilon().convertToDouble();
+                  return [axis, eps](Inputs in, HostTensor &out) {
+                    return cpu::normalize(*in[0],
+                                          axisIn(axis, in[0]->shape.size()),
+                                          *in[1], nullptr, eps, true, out);
+                  };
+                }));
+  struct Reduce {
+    const char *name;
+    cpu::Reduction kind;
+    bool integers;
+  };
+  for (Reduce red : {Reduce{"pc.reduce_sum", cpu::Reduction::Sum, true},
+                     Reduce{"pc.reduce_mean", cpu::Reduction::Mean, false},
+                     Reduce{"pc.reduce_max", cpu::Reduction::Max, true}}) {
+    KernelFactory f = [kind = red.kind](Operation *op, BindContext &c) {
+      auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+      Shape a(axes.begin(), axes.end());
+      return produce(op->getResult(0).getType(), c,
+                     [kind, a](Inputs in, HostTensor &out) {
+                       return cpu::reduce(kind, *in[0], a, out);
+                     });
+    };
+    r.addWidening(red.name, StreamKind::Compute, f);
+    if (red.integers)
+      r.add(red.name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+  }
+  r.addWidening("pc.embedding", StreamKind::Compute,
+                simple<EmbeddingOp>([](EmbeddingOp e) {
+                  bool zero = e.getZeroOutOfRange();
+                  return [zero](Inputs in, HostTensor &out) {
+                    return cpu::embedding(*in[0], *in[1], zero, out);
+                  };
+                }));
+  r.addWidening("pc.causal_mask", StreamKind::Compute,
+                simple<CausalMaskOp>([](CausalMaskOp) {
+                  return [](Inputs in, HostTensor &out) {
+                    return cpu::causalMask(*in[0], out);
+                  };
+                }));
+  r.addWidening("pc.cross_entropy", StreamKind::Compute,
+                simple<CrossEntropyOp>([](CrossEntropyOp) {
+                  return [](Inputs in, HostTensor &out) {
+                    return cpu::crossEntropy(*in[0], *in[1], out);
+                  };
+                }));
+  r.addWidening("pc.pick_labels", StreamKind::Compute,
+                simple<PickLabelsOp>([](PickLabelsOp) {
+                  return [](Inputs in, HostTensor &out) {
+                    return cpu::pickLabels(*in[0], *in[1], out);
+                  };
+                }));
+}
+
+} // namespace pc::runtime

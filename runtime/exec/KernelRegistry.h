@@ -1,0 +1,112 @@
+//===- KernelRegistry.h - Kernels by op and element type --------*- C++ -*-===//
+//
+// The kernels of a backend, looked up by op name and element type. A
+// registry entry is a factory: given one op of a per-device program, it
+// reads the op's attributes and types once and returns a bound kernel, a
+// plain function of input tensors to output tensors that the actor runs at
+// every firing without touching the IR again. An op that has no entry for
+// its element type is an error at bind time, before anything runs.
+//
+// Entries say which stream their kernels run on: compute, or communication
+// (collectives, send/recv), which the actor core orders identically on
+// every rank.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_EXEC_KERNELREGISTRY_H
+#define PC_RUNTIME_EXEC_KERNELREGISTRY_H
+
+#include "runtime/comm/Communicator.h"
+#include "runtime/device/HostTensor.h"
+
+#include "absl/status/statusor.h"
+#include "mlir/IR/Operation.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace pc {
+class MeshCache;
+} // namespace pc
+
+namespace pc::runtime {
+
+/// What a bound kernel reads and writes at one firing.
+struct KernelIO {
+  std::span<const HostTensor *const> inputs;
+  /// One per result; a kernel may share a tensor it does not change.
+  std::span<std::shared_ptr<const HostTensor>> outputs;
+};
+
+using Kernel = std::function<absl::Status(KernelIO &)>;
+
+enum class StreamKind : uint8_t { Compute, Comm };
+
+/// What binding knows of the device it binds for.
+struct BindContext {
+  int64_t rank;
+  MeshCache &meshes;
+  Communicator &comm;
+  /// Rank `rank`'s piece of parameter `name` in the local type.
+  std::function<absl::StatusOr<std::shared_ptr<const HostTensor>>(
+      llvm::StringRef name, mlir::Type local)>
+      param;
+  /// Per (from, to) layout pair: transfers bound so far, for send/recv tags.
+  std::map<std::string, int64_t> transfers;
+  /// Set while a widening entry binds its f32 kernel: results of a 16-bit
+  /// float type are then allocated as f32 (see resultType()).
+  bool widen = false;
+};
+
+/// The element type a kernel bound in `context` produces for a result of
+/// type `tensorType`: f32 in place of f16/bf16 while widening.
+absl::StatusOr<CommType> resultType(mlir::Type tensorType,
+                                    const BindContext &context);
+
+using KernelFactory =
+    std::function<absl::StatusOr<Kernel>(mlir::Operation *, BindContext &)>;
+
+class KernelRegistry {
+public:
+  struct Bound {
+    Kernel kernel;
+    StreamKind stream;
+  };
+
+  /// Registers `factory` for `op` ("pc.matmul") on each of `types`.
+  void add(llvm::StringRef op, std::initializer_list<CommType> types,
+           StreamKind stream, KernelFactory factory);
+  /// Registers `factory`, written for f32, for f16 and bf16 too: the bound
+  /// kernel widens float inputs to f32, runs, and rounds float outputs back
+  /// to the op's type once.
+  void addWidening(llvm::StringRef op, StreamKind stream,
+                   KernelFactory factory);
+
+  /// The kernel of `op` for its element type (that of its first result, or
+  /// of its first operand when it has no result). Unimplemented, naming the
+  /// op and the type, when there is none.
+  absl::StatusOr<Bound> bind(mlir::Operation *op, BindContext &context) const;
+
+private:
+  struct Entry {
+    StreamKind stream;
+    KernelFactory factory;
+  };
+  std::map<std::pair<std::string, CommType>, Entry> entries;
+};
+
+/// The element type of a tensor type, or Unimplemented naming it.
+absl::StatusOr<CommType> commTypeOf(mlir::Type tensorType);
+
+/// The CPU backend's kernels: every logical op and the per-device ops that
+/// partitioning emits.
+KernelRegistry cpuKernels();
+void registerComputeKernels(KernelRegistry &registry);
+void registerCommKernels(KernelRegistry &registry);
+
+} // namespace pc::runtime
+
+#endif // PC_RUNTIME_EXEC_KERNELREGISTRY_H
