@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -53,41 +54,58 @@ template <typename Op, typename Make> KernelFactory simple(Make make) {
   };
 }
 
-/// NumPy-broadcasting elementwise op on any type, element by element in
-/// double: exact for i32, and for i64 below 2^53.
-void generic(const HostTensor &a, const HostTensor *b, HostTensor &out,
-             double (*fn)(double, double)) {
-  auto strides = [](const Shape &s) {
-    Shape st(s.size(), 1);
-    for (size_t i = s.size(); i-- > 1;)
-      st[i - 1] = st[i] * s[i];
-    return st;
-  };
-  auto offsetOf = [](const HostTensor &t, const Shape &st, const Shape &idx) {
-    int64_t off = idx.size() - t.shape.size(), linear = 0;
-    for (size_t d = 0; d < t.shape.size(); ++d)
-      if (t.shape[d] != 1)
-        linear += idx[d + off] * st[d];
-    return linear;
-  };
-  Shape sa = strides(a.shape), sb = b ? strides(b->shape) : Shape();
+using IntFn = int64_t (*)(int64_t, int64_t);
+
+/// The linear offset in `t` (broadcast NumPy-style into `idx`'s shape).
+int64_t broadcastOffset(const HostTensor &t, const Shape &strides,
+                        const Shape &idx) {
+  int64_t off = idx.size() - t.shape.size(), linear = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (t.shape[d] != 1)
+      linear += idx[d + off] * strides[d];
+  return linear;
+}
+
+Shape stridesOf(const Shape &s) {
+  Shape st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;)
+    st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+int64_t readInt(const HostTensor &t, int64_t i) {
+  return t.type == CommType::I64 ? t.as<int64_t>()[i] : t.as<int32_t>()[i];
+}
+
+/// NumPy-broadcasting elementwise op on i32/i64, in 64-bit two's complement
+/// arithmetic, wrapped to the result type as C++ integer types do.
+void integerOp(const HostTensor &a, const HostTensor *b, HostTensor &out,
+               IntFn fn) {
+  Shape sa = stridesOf(a.shape), sb = b ? stridesOf(b->shape) : Shape();
   for (int64_t i = 0, n = out.numel(); i < n; ++i) {
     Shape idx = delinearize(out.shape, i);
-    double x = a.get(offsetOf(a, sa, idx));
-    double y = b ? b->get(offsetOf(*b, sb, idx)) : 0;
-    out.set(i, fn(x, y));
+    int64_t x = readInt(a, broadcastOffset(a, sa, idx));
+    int64_t y = b ? readInt(*b, broadcastOffset(*b, sb, idx)) : 0;
+    int64_t z = fn(x, y);
+    if (out.type == CommType::I64)
+      out.as<int64_t>()[i] = z;
+    else
+      out.as<int32_t>()[i] = static_cast<int32_t>(static_cast<uint32_t>(z));
   }
 }
 
+/// Wrapping arithmetic without signed overflow.
+int64_t wrap(uint64_t v) { return static_cast<int64_t>(v); }
+
 void addBinary(KernelRegistry &r, llvm::StringRef name, cpu::Binary op,
-               double (*fn)(double, double)) {
+               IntFn fn) {
   KernelFactory f = [op, fn](Operation *o,
                              BindContext &c) -> absl::StatusOr<Kernel> {
     return produce(o->getResult(0).getType(), c,
                    [op, fn](Inputs in, HostTensor &out) {
                      if (out.type == CommType::F32)
                        return cpu::binary(op, *in[0], *in[1], out);
-                     generic(*in[0], in[1], out, fn);
+                     integerOp(*in[0], in[1], out, fn);
                      return absl::OkStatus();
                    });
   };
@@ -96,20 +114,31 @@ void addBinary(KernelRegistry &r, llvm::StringRef name, cpu::Binary op,
 }
 
 void addUnary(KernelRegistry &r, llvm::StringRef name, cpu::Unary op,
-              double (*integer)(double, double) = nullptr) {
+              IntFn integer = nullptr) {
   KernelFactory f = [op, integer](Operation *o,
                                   BindContext &c) -> absl::StatusOr<Kernel> {
     return produce(o->getResult(0).getType(), c,
                    [op, integer](Inputs in, HostTensor &out) {
                      if (out.type == CommType::F32 || !integer)
                        return cpu::unary(op, *in[0], out);
-                     generic(*in[0], nullptr, out, integer);
+                     integerOp(*in[0], nullptr, out, integer);
                      return absl::OkStatus();
                    });
   };
   r.addWidening(name, StreamKind::Compute, f);
   if (integer)
     r.add(name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+}
+
+/// Replicates `in` NumPy-style into `out`'s shape, element bytes exactly.
+void broadcastBytes(const HostTensor &in, HostTensor &out) {
+  Shape st = stridesOf(in.shape);
+  int64_t e = sizeOf(in.type);
+  for (int64_t i = 0, n = out.numel(); i < n; ++i)
+    std::memcpy(out.bytes.data() + i * e,
+                in.bytes.data() +
+                    broadcastOffset(in, st, delinearize(out.shape, i)) * e,
+                e);
 }
 
 int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
@@ -140,9 +169,7 @@ void registerDataMovement(KernelRegistry &r) {
   r.add("pc.broadcast_to", kAll, StreamKind::Compute,
         simple<BroadcastToOp>([](BroadcastToOp) {
           return [](Inputs in, HostTensor &out) {
-            // Bytes are replicated exactly: a copy per output element.
-            generic(*in[0], nullptr, out,
-                    [](double a, double) { return a; });
+            broadcastBytes(*in[0], out);
             return absl::OkStatus();
           };
         }));
@@ -228,20 +255,24 @@ void registerComputeKernels(KernelRegistry &r) {
                     return cpu::matmul(*in[0], *in[1], ta, tb, out);
                   };
                 }));
-  addBinary(r, "pc.add", cpu::Binary::Add,
-            [](double a, double b) { return a + b; });
-  addBinary(r, "pc.sub", cpu::Binary::Sub,
-            [](double a, double b) { return a - b; });
-  addBinary(r, "pc.mul", cpu::Binary::Mul,
-            [](double a, double b) { return a * b; });
-  // Integer division truncates, as in C; by zero it is 0 rather than
-  // undefined.
-  addBinary(r, "pc.div", cpu::Binary::Div, [](double a, double b) {
-    return b == 0 ? 0.0 : std::trunc(a / b);
+  addBinary(r, "pc.add", cpu::Binary::Add, [](int64_t a, int64_t b) {
+    return wrap(uint64_t(a) + uint64_t(b));
   });
-  addUnary(r, "pc.neg", cpu::Unary::Neg, [](double a, double) { return -a; });
+  addBinary(r, "pc.sub", cpu::Binary::Sub, [](int64_t a, int64_t b) {
+    return wrap(uint64_t(a) - uint64_t(b));
+  });
+  addBinary(r, "pc.mul", cpu::Binary::Mul, [](int64_t a, int64_t b) {
+    return wrap(uint64_t(a) * uint64_t(b));
+  });
+  // Integer division truncates, as in C; by zero it is 0 (and the one
+  // overflowing quotient wraps) rather than undefined.
+  addBinary(r, "pc.div", cpu::Binary::Div, [](int64_t a, int64_t b) {
+    return b == 0 ? 0 : b == -1 ? wrap(0 - uint64_t(a)) : a / b;
+  });
+  addUnary(r, "pc.neg", cpu::Unary::Neg,
+           [](int64_t a, int64_t) { return wrap(0 - uint64_t(a)); });
   addUnary(r, "pc.relu", cpu::Unary::Relu,
-           [](double a, double) { return a > 0 ? a : 0.0; });
+           [](int64_t a, int64_t) { return a > 0 ? a : 0; });
   addUnary(r, "pc.exp", cpu::Unary::Exp);
   addUnary(r, "pc.log", cpu::Unary::Log);
   addUnary(r, "pc.tanh", cpu::Unary::Tanh);

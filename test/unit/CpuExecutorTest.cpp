@@ -1,14 +1,18 @@
 //===- CpuExecutorTest.cpp - Per-device programs on CPU virtual devices ---===//
 //
 // Models compiled with --pc-distribute run on CPU virtual devices with the
-// f32 kernels and the ring collectives; their results must equal the
-// logical graph run by the reference interpreter (double precision) within
-// f32 rounding (1e-4 relative), and the bytes each rank received must equal
-// what the reference interpreter counts for the same programs.
+// actor runtime, the CPU kernels and the ring collectives; their results
+// must equal the logical graph run by the reference interpreter (double
+// precision) within f32 rounding (1e-4 relative; bf16 and f16 models within
+// 3e-2 and 5e-3), and the bytes each rank received must equal what the
+// reference interpreter counts for the same programs. Running several
+// overlapped iterations, with one register per actor or several, gives
+// bit-identical results and exactly that many times the traffic.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/KernelRegistry.h"
 #include "passes/InitAll.h"
 #include "runtime/reference/Interpreter.h"
 
@@ -42,7 +46,8 @@ protected:
     return s.str();
   }
 
-  void expectRuns(const std::string &text, StringRef graph) {
+  void expectRuns(const std::string &text, StringRef graph,
+                  double tolerance = 1e-4) {
     OwningOpRef<ModuleOp> logical = parseSourceString<ModuleOp>(text, &context);
     ASSERT_TRUE(logical);
     absl::StatusOr<std::vector<Array>> inputs =
@@ -52,17 +57,12 @@ protected:
     auto f = logical->lookupSymbol<func::FuncOp>(graph);
     std::vector<HostTensor> hostInputs;
     for (auto [arg, a] : llvm::zip(f.getArguments(), *inputs)) {
-      bool isFloat = isa<FloatType>(
-          cast<RankedTensorType>(arg.getType()).getElementType());
-      HostTensor t =
-          HostTensor::zeros(a.shape, isFloat ? CommType::F32 : CommType::I64);
+      absl::StatusOr<CommType> type = pc::runtime::commTypeOf(arg.getType());
+      ASSERT_TRUE(type.ok()) << type.status();
+      HostTensor t = HostTensor::zeros(a.shape, *type);
       for (int64_t i = 0; i < a.size(); ++i) {
-        if (isFloat) {
-          t.as<float>()[i] = static_cast<float>(a.data[i]);
-          a.data[i] = t.as<float>()[i];
-        } else {
-          t.as<int64_t>()[i] = static_cast<int64_t>(a.data[i]);
-        }
+        t.set(i, a.data[i]);
+        a.data[i] = t.get(i);
       }
       hostInputs.push_back(std::move(t));
     }
@@ -83,12 +83,29 @@ protected:
       const HostTensor &got = run->results[r];
       const Array &want = (*expected)[r];
       ASSERT_EQ(got.shape, want.shape);
-      for (int64_t i = 0; i < want.size(); ++i) {
-        double g = got.type == CommType::F32 ? got.as<float>()[i]
-                                             : double(got.as<int64_t>()[i]);
-        ASSERT_NEAR(g, want.data[i], 1e-4 * (1 + std::abs(want.data[i])))
+      for (int64_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got.get(i), want.data[i],
+                    tolerance * (1 + std::abs(want.data[i])))
             << "result " << r << " element " << i;
+    }
+    // Overlapped iterations, under one register per actor or three, are
+    // the same computation: bit-identical results, k times the traffic.
+    for (auto [iterations, registers] :
+         {std::pair<int64_t, int32_t>{3, 1}, {4, 3}}) {
+      pc::runtime::CpuSession session(*compiled, 9);
+      absl::StatusOr<pc::runtime::CpuRun> again =
+          session.run(graph, hostInputs, {iterations, registers, true});
+      ASSERT_TRUE(again.ok()) << again.status();
+      ASSERT_EQ(again->results.size(), run->results.size());
+      for (size_t r = 0; r < run->results.size(); ++r)
+        EXPECT_EQ(again->results[r].bytes, run->results[r].bytes)
+            << "result " << r << " after " << iterations << " iterations";
+      for (auto &[rank, stats] : run->comm) {
+        EXPECT_EQ(again->comm[rank].bytesReceived,
+                  iterations * stats.bytesReceived);
+        EXPECT_EQ(again->comm[rank].bytesSent, iterations * stats.bytesSent);
       }
+      EXPECT_EQ(again->iterationDoneUs.size(), size_t(iterations));
     }
     // The same programs on the reference interpreter move the same bytes.
     pc::reference::Traffic traffic;
@@ -111,6 +128,46 @@ TEST_F(CpuExecutorTest, GptBlock) {
 
 TEST_F(CpuExecutorTest, TwoLayerGptWithVocabParallelParts) {
   expectRuns(readFile(PC_SOURCE_DIR "/examples/gpt_tiny_2x2.mlir"), "gpt");
+}
+
+// The same models in 16-bit floats: kernels widen to f32 and round once per
+// op, and the collectives reduce in f32 per step, so the error is a few
+// roundings of the 16-bit type per op.
+std::string inType(std::string text, const std::string &type) {
+  for (size_t at; (at = text.find("f32")) != std::string::npos;)
+    text.replace(at, 3, type);
+  return text;
+}
+
+TEST_F(CpuExecutorTest, MlpAndGptBlockInBf16AndF16) {
+  std::string mlp = readFile(PC_SOURCE_DIR "/examples/mlp_2x2.mlir");
+  std::string block = readFile(PC_SOURCE_DIR "/examples/gpt_block_2x2.mlir");
+  expectRuns(inType(mlp, "bf16"), "mlp", 3e-2);
+  expectRuns(inType(mlp, "f16"), "mlp", 5e-3);
+  expectRuns(inType(block, "bf16"), "block", 3e-2);
+  expectRuns(inType(block, "f16"), "block", 5e-3);
+}
+
+TEST_F(CpuExecutorTest, IntegerOpsAreExact) {
+  // Sums and maxima of i64 over split dims reduce across devices in i64;
+  // the values stay below 2^40, where the double reference is exact.
+  expectRuns(R"mlir(
+    pc.mesh @m <["x"=2, "y"=2]>
+    func.func @ints(%a: tensor<6x4xi64, #pc.sbp<@m, [S(0), S(1)]>>,
+                    %b: tensor<6x4xi32, #pc.sbp<@m, [B, S(0)]>>)
+        -> (tensor<4xi64>, tensor<6xi64>, tensor<6x4xi32>, tensor<6x4xi64>) {
+      %s = pc.reduce_sum %a {axes = array<i64: 0>} : (tensor<6x4xi64, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<4xi64>
+      %m = pc.reduce_max %a {axes = array<i64: 1>} : (tensor<6x4xi64, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<6xi64>
+      %n = pc.neg %b : (tensor<6x4xi32, #pc.sbp<@m, [B, S(0)]>>) -> tensor<6x4xi32>
+      %r = pc.relu %n : (tensor<6x4xi32>) -> tensor<6x4xi32>
+      %p = pc.add %b, %b : (tensor<6x4xi32, #pc.sbp<@m, [B, S(0)]>>, tensor<6x4xi32, #pc.sbp<@m, [B, S(0)]>>) -> tensor<6x4xi32>
+      %q = pc.sub %p, %r : (tensor<6x4xi32>, tensor<6x4xi32>) -> tensor<6x4xi32>
+      %sq = pc.mul %a, %a : (tensor<6x4xi64, #pc.sbp<@m, [S(0), S(1)]>>, tensor<6x4xi64, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<6x4xi64>
+      %d = pc.div %sq, %a : (tensor<6x4xi64>, tensor<6x4xi64, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<6x4xi64>
+      return %s, %m, %q, %d : tensor<4xi64>, tensor<6xi64>, tensor<6x4xi32>, tensor<6x4xi64>
+    }
+  )mlir",
+             "ints", 0);
 }
 
 TEST_F(CpuExecutorTest, UnevenAndThreeAxes) {
