@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace pc::runtime::actor {
 
@@ -51,6 +52,7 @@ struct ActorState {
   std::vector<int32_t> acks;       // per register slot
   int64_t fired = 0, completed = 0, freed = 0;
   int32_t orderPosition = -1;
+  bool queued = false; // its next firing waits in its stream's ready set
 };
 
 /// The first failure of any firing, with the actor that had it; the Done
@@ -91,6 +93,8 @@ public:
         ordered.push_back(id);
       }
     }
+    ready.resize(streams.size());
+    onStream.assign(streams.size(), 0);
     stats.iterationDoneUs.assign(options.iterations, 0);
     doneInIteration.assign(options.iterations, 0);
     if (options.trace)
@@ -134,6 +138,8 @@ private:
     switch (m.kind) {
     case MessageKind::Done:
       --inFlight;
+      --onStream[specs[m.dst].stream];
+      pump(specs[m.dst].stream);
       if (m.failed) {
         if (!stopping) {
           stopping = true;
@@ -185,7 +191,7 @@ private:
 
   bool canFire(uint32_t id) const {
     const ActorState &s = states[id];
-    if (stopping || s.fired == options.iterations ||
+    if (stopping || s.queued || s.fired == options.iterations ||
         s.fired - s.freed >= specs[id].registers)
       return false;
     for (int64_t r : s.readable)
@@ -195,8 +201,28 @@ private:
                                    cursorPosition == s.orderPosition);
   }
 
+  /// Queues the actor's next firing on its stream's ready set when it can
+  /// fire, and starts what the stream has room for. Nothing a queued firing
+  /// waits for can be taken away before it starts, so readiness holds.
   void tryFire(uint32_t id) {
-    while (canFire(id)) {
+    if (!canFire(id))
+      return;
+    states[id].queued = true;
+    uint32_t stream = specs[id].stream;
+    ready[stream].insert({states[id].fired, id});
+    pump(stream);
+  }
+
+  /// Starts ready firings on `stream`, earliest iteration first, then
+  /// earliest in the graph, while it has fewer than streamDepth in flight:
+  /// a later iteration never jumps the queue of an earlier one that is
+  /// ready, which keeps iterations finishing in order and memory low.
+  void pump(uint32_t stream) {
+    while (!stopping && !ready[stream].empty() &&
+           onStream[stream] < options.streamDepth) {
+      auto [iteration, id] = *ready[stream].begin();
+      ready[stream].erase(ready[stream].begin());
+      states[id].queued = false;
       fire(id);
       if (states[id].orderPosition >= 0) {
         if (++cursorPosition == static_cast<int32_t>(ordered.size())) {
@@ -206,6 +232,7 @@ private:
         // The next ordered actor may have been waiting for its turn only.
         tryFire(ordered[cursorPosition]);
       }
+      tryFire(id);
     }
   }
 
@@ -213,6 +240,7 @@ private:
     const ActorSpec &spec = specs[id];
     int64_t iteration = states[id].fired++;
     ++inFlight;
+    ++onStream[spec.stream];
     ++stats.firings;
     Stream &stream = *streams[spec.stream];
     // The failure is noted by the task itself, as the kernel returned it
@@ -252,6 +280,10 @@ private:
   std::shared_ptr<MessageBus> bus;
   std::deque<Message> local;
   int64_t inFlight = 0, completedFirings = 0;
+  // Per stream: firings ready to start, by (iteration, actor), and how many
+  // are enqueued and not done.
+  std::vector<std::set<std::pair<int64_t, uint32_t>>> ready;
+  std::vector<int32_t> onStream;
   bool stopping = false;
   std::vector<int64_t> doneInIteration;
   RunStats stats;
@@ -267,6 +299,10 @@ absl::StatusOr<RunStats> run(const ActorGraph &graph,
   if (options.iterations < 0)
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot run ", options.iterations, " iterations of an actor graph"));
+  if (options.streamDepth < 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("a stream depth of ", options.streamDepth,
+                     " starts nothing; it must be at least 1"));
   Dispatcher dispatcher(graph, streams, options);
   return dispatcher.run();
 }

@@ -10,8 +10,10 @@
 //  - for an ordered actor (collectives), it is next in the fixed order of
 //    ordered actors, iteration by iteration, so that every rank issues its
 //    collectives identically and mismatched orders cannot deadlock.
-// Firing enqueues the actor's work on its stream and a callback that posts
-// `Done` to the device's message bus; the dispatcher (the thread that called
+// A ready firing waits in its stream's ready set, ordered by (iteration,
+// actor), until the stream has room (RunOptions::streamDepth); starting it
+// enqueues the actor's work on the stream and a callback that posts `Done`
+// to the device's message bus; the dispatcher (the thread that called
 // run()) then sends `Req` to the consumers and `Ack` to the producers. The
 // credits are the only synchronization: no barrier between iterations, so
 // iteration i+1 overlaps iteration i as far as the register counts allow.
@@ -65,6 +67,11 @@ struct FiringEvent {
 
 struct RunOptions {
   int64_t iterations = 1;
+  /// Firings enqueued on a stream and not done, at most. Ready firings
+  /// beyond it wait in the dispatcher, which starts the earliest iteration
+  /// first; a deeper queue hides more dispatch latency (accelerators want
+  /// more), a shallower one keeps the order tighter.
+  int32_t streamDepth = 32;
   /// Records a FiringEvent per firing.
   bool trace = false;
   std::chrono::steady_clock::time_point origin =

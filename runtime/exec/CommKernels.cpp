@@ -79,6 +79,17 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
   Shape axes(axesRef.begin(), axesRef.end());
   Shape out = shapeOf(op->getResult(0).getType());
   MeshView view = viewOf(c, mesh);
+  // A step over mesh axes of size 1 has one member, who keeps its piece:
+  // annotations may split over such axes, and the step moves nothing, so
+  // it costs nothing here either (no copy, no collective).
+  int64_t members = 1;
+  for (int64_t a : axes)
+    members *= view.shape[a];
+  if (members == 1 && out == shapeOf(op->getOperand(0).getType()))
+    return Kernel([](KernelIO &io) {
+      io.outputs[0] = io.sharedInputs[0];
+      return absl::OkStatus();
+    });
   Shape coords = coordsOn(c, mesh);
   Communicator *comm = &c.comm;
   return Kernel([=](KernelIO &io) -> absl::Status {

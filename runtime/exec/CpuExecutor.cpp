@@ -91,6 +91,7 @@ private:
     /// counted once in fixedBytes, not as live intermediates.
     bool shared = false;
     std::vector<std::vector<std::shared_ptr<const HostTensor>>> registers;
+    std::vector<int64_t> slotBytes; // the live bytes each register adds
   };
 
   uint32_t addActor(std::string name, StreamKind stream,
@@ -115,6 +116,7 @@ uint32_t RankProgram::addActor(std::string name, StreamKind stream,
   a.numResults = numResults;
   a.shared = shared;
   a.registers.resize(options.registers);
+  a.slotBytes.assign(options.registers, 0);
   actor::ActorSpec spec;
   spec.name = std::move(name);
   spec.stream = stream == StreamKind::Comm ? 1 : 0;
@@ -127,17 +129,21 @@ uint32_t RankProgram::addActor(std::string name, StreamKind stream,
   spec.fire = [this, id, fire = std::move(fire)](int64_t iteration) {
     Actor &a = actors[id];
     llvm::SmallVector<const HostTensor *, 4> in;
+    llvm::SmallVector<std::shared_ptr<const HostTensor>, 4> shared;
     for (auto [producer, result] : a.inputs) {
       Actor &p = actors[producer];
-      in.push_back(p.registers[iteration % p.registers.size()][result].get());
+      shared.push_back(p.registers[iteration % p.registers.size()][result]);
+      in.push_back(shared.back().get());
     }
     std::vector<std::shared_ptr<const HostTensor>> out(a.numResults);
-    KernelIO io{in, out};
+    KernelIO io{in, shared, out};
     if (absl::Status s = fire(io, iteration); !s.ok())
       return s;
+    // New memory only: an output that passes an input on is not.
     int64_t bytes = 0;
     for (auto &t : out)
-      bytes += t ? t->bytes.size() : 0;
+      if (t && llvm::find(shared, t) == shared.end())
+        bytes += t->bytes.size();
     if (a.shared) {
       if (iteration == 0)
         fixedBytes += bytes;
@@ -148,6 +154,7 @@ uint32_t RankProgram::addActor(std::string name, StreamKind stream,
         ;
     }
     a.registers[iteration % a.registers.size()] = std::move(out);
+    a.slotBytes[iteration % a.registers.size()] = bytes;
     return absl::OkStatus();
   };
   return graph.add(std::move(spec));
@@ -208,13 +215,10 @@ RankProgram::run(std::span<Stream *const> streams,
   run.onError = std::move(onError);
   run.onFree = [this](uint32_t actor, int64_t iteration) {
     Actor &a = actors[actor];
-    auto &slot = a.registers[iteration % a.registers.size()];
-    int64_t bytes = 0;
-    for (auto &t : slot)
-      bytes += t ? t->bytes.size() : 0;
+    size_t slot = iteration % a.registers.size();
     if (!a.shared)
-      live -= bytes;
-    for (auto &t : slot)
+      live -= a.slotBytes[slot];
+    for (auto &t : a.registers[slot])
       t.reset();
   };
   return actor::run(graph, streams, run);

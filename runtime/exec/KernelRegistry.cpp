@@ -76,7 +76,7 @@ void KernelRegistry::addWidening(llvm::StringRef op, StreamKind stream,
           wide[i] = in[i]->convert(CommType::F32);
           in[i] = &wide[i];
         }
-      KernelIO inner32{in, io.outputs};
+      KernelIO inner32{in, {}, io.outputs};
       if (absl::Status s = inner(inner32); !s.ok())
         return s;
       for (size_t r = 0; r < resultTypes.size(); ++r)

@@ -37,6 +37,9 @@ namespace pc::runtime {
 /// What a bound kernel reads and writes at one firing.
 struct KernelIO {
   std::span<const HostTensor *const> inputs;
+  /// The same inputs as shared references, for kernels that pass an input
+  /// on unchanged.
+  std::span<const std::shared_ptr<const HostTensor>> sharedInputs;
   /// One per result; a kernel may share a tensor it does not change.
   std::span<std::shared_ptr<const HostTensor>> outputs;
 };

@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -280,6 +281,15 @@ int main(int argc, char **argv) {
     llvm::outs() << "step " << s << ": " << llvm::format("%.4f", seconds)
                  << " s\n";
   }
+  // Overlapped steps finish unevenly; their rate after the first (which
+  // also binds and initializes) is the steady-state step time.
+  std::optional<double> steadyStep;
+  if (steps > 1) {
+    const std::vector<double> &done = run->iterationDoneUs;
+    steadyStep = (done.back() - done.front()) * 1e-6 / (steps - 1);
+    llvm::outs() << "steady state: " << llvm::format("%.4f", *steadyStep)
+                 << " s per step\n";
+  }
 
   if (!outputsDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir))
@@ -366,6 +376,7 @@ int main(int argc, char **argv) {
                                         {"graph", graph},
                                         {"devices", numDevices},
                                         {"steps", std::move(stepTimes)},
+                                        {"steady_step_s", steadyStep},
                                         {"ranks", std::move(ranks)}}));
   }
   return 0;
