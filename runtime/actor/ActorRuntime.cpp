@@ -34,8 +34,7 @@ absl::Status ActorGraph::verify(size_t numStreams) const {
     if (a->registers < 1)
       return bad("has ", a->registers, " registers; it needs at least 1");
     if (a->stream >= numStreams)
-      return bad("runs on stream ", a->stream, ", but there are ",
-                 numStreams);
+      return bad("runs on stream ", a->stream, ", but there are ", numStreams);
     if (!a->fire)
       return bad("has no work");
   }
@@ -197,8 +196,8 @@ private:
     for (int64_t r : s.readable)
       if (r <= s.fired)
         return false;
-    return s.orderPosition < 0 || (cursorIteration == s.fired &&
-                                   cursorPosition == s.orderPosition);
+    return s.orderPosition < 0 ||
+           (cursorIteration == s.fired && cursorPosition == s.orderPosition);
   }
 
   /// Queues the actor's next firing on its stream's ready set when it can
@@ -253,8 +252,7 @@ private:
       absl::Status s = spec.fire(iteration);
       // Only this stream's tasks append to its list, one at a time.
       if (events)
-        events->push_back(
-            {id, spec.stream, iteration, start, nowUs() - start});
+        events->push_back({id, spec.stream, iteration, start, nowUs() - start});
       if (!s.ok())
         error->note(s);
       return s;

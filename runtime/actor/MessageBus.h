@@ -63,8 +63,7 @@ public:
     out.clear();
     // A firing usually finishes within microseconds of the last: poll a
     // little before sleeping, since a wake-up costs more than that.
-    for (int i = 0; i < kSpins && !pending.load(std::memory_order_acquire);
-         ++i)
+    for (int i = 0; i < kSpins && !pending.load(std::memory_order_acquire); ++i)
       std::this_thread::yield();
     std::unique_lock<std::mutex> lock(mu);
     waiting = true;

@@ -80,8 +80,7 @@ void CpuStream::push(Item item) {
 
 void CpuStream::enqueue(Task task) { push({std::move(task), nullptr}); }
 
-void CpuStream::enqueueCallback(
-    std::function<void(const absl::Status &)> fn) {
+void CpuStream::enqueueCallback(std::function<void(const absl::Status &)> fn) {
   push({nullptr, std::move(fn)});
 }
 

@@ -92,7 +92,8 @@ public:
   /// on a poisoned stream, with the stream's first error (OK when none). The
   /// actor runtime learns of finished firings through it; on CUDA it is a
   /// host function launched on the stream.
-  virtual void enqueueCallback(std::function<void(const absl::Status &)> fn) = 0;
+  virtual void
+  enqueueCallback(std::function<void(const absl::Status &)> fn) = 0;
   /// Blocks until every queued task ran; returns the first error.
   virtual absl::Status synchronize() = 0;
   virtual const std::string &name() const = 0;

@@ -29,8 +29,7 @@ Shape shapeOf(Type t) {
 }
 
 constexpr std::initializer_list<CommType> kAll = {
-    CommType::F32, CommType::F16, CommType::BF16, CommType::I32,
-    CommType::I64};
+    CommType::F32, CommType::F16, CommType::BF16, CommType::I32, CommType::I64};
 
 Shape coordsOn(BindContext &c, FlatSymbolRefAttr mesh) {
   return delinearize(c.meshes.lookup(mesh).getShape(),
@@ -108,9 +107,9 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
 /// identically. The k-th transfer of a (from, to) pair is tag k.
 struct TransferSide {
   struct Piece {
-    Box box;          // in the logical tensor
-    Shape offset;     // relative to this rank's own box
-    int64_t peer;     // global rank
+    Box box;      // in the logical tensor
+    Shape offset; // relative to this rank's own box
+    int64_t peer; // global rank
   };
   std::vector<Piece> pieces;
   int64_t tag = 0;
@@ -130,8 +129,8 @@ TransferSide planSide(BindContext &c, TypeAttr from, TypeAttr to, bool send) {
   side.tag = c.transfers[pair + (send ? "/send" : "/recv")]++ * 1000003 +
              static_cast<int64_t>(llvm::hash_value(pair) & 0xffff);
   SbpAttr mineSbp = send ? src : dst;
-  MeshOp mineMesh = c.meshes.lookup(mineSbp), peerMesh =
-                                                  c.meshes.lookup(send ? dst : src);
+  MeshOp mineMesh = c.meshes.lookup(mineSbp),
+         peerMesh = c.meshes.lookup(send ? dst : src);
   int64_t me = c.meshes.positionOf(mineSbp.getMesh(), c.rank);
   Box mine = localBox(shape, mineMesh.getShape(), mineSbp.getEntries(),
                       delinearize(mineMesh.getShape(), me));
@@ -206,7 +205,8 @@ void registerCommKernels(KernelRegistry &r) {
           Shape shape = shapeOf(recv.getType());
           Communicator *comm = &c.comm;
           return Kernel([=, type = *type](KernelIO &io) -> absl::Status {
-            auto out = std::make_shared<HostTensor>(HostTensor::zeros(shape, type));
+            auto out =
+                std::make_shared<HostTensor>(HostTensor::zeros(shape, type));
             for (const TransferSide::Piece &p : side.pieces) {
               HostTensor piece = HostTensor::zeros(p.box.sizes, type);
               if (absl::Status s = comm->recv(piece.bytes.data(), piece.numel(),
@@ -230,11 +230,11 @@ void registerCommKernels(KernelRegistry &r) {
               HostTensor::zeros({}, CommType::I64));
           for (int64_t i = 0; i < idx; ++i)
             value->as<int64_t>()[0] += p.getSizes()[i];
-          return Kernel([value = std::shared_ptr<const HostTensor>(value)](
-                            KernelIO &io) {
-            io.outputs[0] = value;
-            return absl::OkStatus();
-          });
+          return Kernel(
+              [value = std::shared_ptr<const HostTensor>(value)](KernelIO &io) {
+                io.outputs[0] = value;
+                return absl::OkStatus();
+              });
         });
 }
 

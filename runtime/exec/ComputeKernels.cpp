@@ -144,8 +144,7 @@ void broadcastBytes(const HostTensor &in, HostTensor &out) {
 int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
 
 constexpr std::initializer_list<CommType> kAll = {
-    CommType::F32, CommType::F16, CommType::BF16, CommType::I32,
-    CommType::I64};
+    CommType::F32, CommType::F16, CommType::BF16, CommType::I32, CommType::I64};
 
 /// Ops that only move bytes: any element type, no widening.
 void registerDataMovement(KernelRegistry &r) {
@@ -173,8 +172,7 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           };
         }));
-  r.add("pc.slice", kAll, StreamKind::Compute,
-        simple<SliceOp>([](SliceOp s) {
+  r.add("pc.slice", kAll, StreamKind::Compute, simple<SliceOp>([](SliceOp s) {
           Shape start(s.getStart().begin(), s.getStart().end());
           return [start](Inputs in, HostTensor &out) {
             copyBox(in[0]->bytes.data(), in[0]->shape, start, out.bytes.data(),
@@ -198,18 +196,18 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           };
         }));
-  r.add("pc.cast", kAll, StreamKind::Compute,
-        simple<CastOp>([](CastOp) {
-          return [](Inputs in, HostTensor &out) {
-            return cpu::cast(*in[0], out);
-          };
+  r.add("pc.cast", kAll, StreamKind::Compute, simple<CastOp>([](CastOp) {
+          return
+              [](Inputs in, HostTensor &out) { return cpu::cast(*in[0], out); };
         }));
   r.add("pc.constant", kAll, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-          auto dense = dyn_cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue());
+          auto dense =
+              dyn_cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue());
           if (!dense)
             return absl::InvalidArgumentError("the value is not dense");
-          absl::StatusOr<CommType> type = commTypeOf(op->getResult(0).getType());
+          absl::StatusOr<CommType> type =
+              commTypeOf(op->getResult(0).getType());
           if (!type.ok())
             return type.status();
           // Materialized once; every firing shares it.
@@ -218,16 +216,16 @@ void registerDataMovement(KernelRegistry &r) {
           bool isFloat = isa<FloatType>(dense.getElementType());
           for (int64_t i = 0; i < value->numel(); ++i) {
             int64_t j = dense.isSplat() ? 0 : i;
-            value->set(i, isFloat
-                              ? dense.getValues<APFloat>()[j].convertToDouble()
-                              : static_cast<double>(
-                                    dense.getValues<APInt>()[j].getSExtValue()));
+            value->set(
+                i, isFloat ? dense.getValues<APFloat>()[j].convertToDouble()
+                           : static_cast<double>(
+                                 dense.getValues<APInt>()[j].getSExtValue()));
           }
-          return Kernel([value = std::shared_ptr<const HostTensor>(value)](
-                            KernelIO &io) {
-            io.outputs[0] = value;
-            return absl::OkStatus();
-          });
+          return Kernel(
+              [value = std::shared_ptr<const HostTensor>(value)](KernelIO &io) {
+                io.outputs[0] = value;
+                return absl::OkStatus();
+              });
         });
   r.add("pc.get_param", kAll, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
@@ -277,8 +275,7 @@ void registerComputeKernels(KernelRegistry &r) {
   addUnary(r, "pc.log", cpu::Unary::Log);
   addUnary(r, "pc.tanh", cpu::Unary::Tanh);
   addUnary(r, "pc.sigmoid", cpu::Unary::Sigmoid);
-  r.addWidening("pc.gelu", StreamKind::Compute,
-                simple<GeluOp>([](GeluOp g) {
+  r.addWidening("pc.gelu", StreamKind::Compute, simple<GeluOp>([](GeluOp g) {
                   cpu::Unary u = g.getApproximate() ? cpu::Unary::GeluTanh
                                                     : cpu::Unary::Gelu;
                   return [u](Inputs in, HostTensor &out) {
@@ -286,17 +283,17 @@ void registerComputeKernels(KernelRegistry &r) {
                   };
                 }));
   for (bool log : {false, true})
-    r.addWidening(log ? "pc.log_softmax" : "pc.softmax", StreamKind::Compute,
-                  [log](Operation *op, BindContext &c) {
-                    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
-                    return produce(op->getResult(0).getType(), c,
-                                   [axis, log](Inputs in, HostTensor &out) {
-                                     return cpu::softmax(
-                                         *in[0],
-                                         axisIn(axis, in[0]->shape.size()),
-                                         log, out);
-                                   });
-                  });
+    r.addWidening(
+        log ? "pc.log_softmax" : "pc.softmax", StreamKind::Compute,
+        [log](Operation *op, BindContext &c) {
+          int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+          return produce(op->getResult(0).getType(), c,
+                         [axis, log](Inputs in, HostTensor &out) {
+                           return cpu::softmax(
+                               *in[0], axisIn(axis, in[0]->shape.size()), log,
+                               out);
+                         });
+        });
   r.addWidening("pc.layer_norm", StreamKind::Compute,
                 simple<LayerNormOp>([](LayerNormOp n) {
                   int64_t axis = n.getAxis();
@@ -307,16 +304,15 @@ void registerComputeKernels(KernelRegistry &r) {
                                           *in[1], in[2], eps, false, out);
                   };
                 }));
-  r.addWidening("pc.rms_norm", StreamKind::Compute,
-                simple<RmsNormOp>([](RmsNormOp n) {
-                  int64_t axis = n.getAxis();
-                  float eps = n.getEpsilon().convertToDouble();
-                  return [axis, eps](Inputs in, HostTensor &out) {
-                    return cpu::normalize(*in[0],
-                                          axisIn(axis, in[0]->shape.size()),
-                                          *in[1], nullptr, eps, true, out);
-                  };
-                }));
+  r.addWidening(
+      "pc.rms_norm", StreamKind::Compute, simple<RmsNormOp>([](RmsNormOp n) {
+        int64_t axis = n.getAxis();
+        float eps = n.getEpsilon().convertToDouble();
+        return [axis, eps](Inputs in, HostTensor &out) {
+          return cpu::normalize(*in[0], axisIn(axis, in[0]->shape.size()),
+                                *in[1], nullptr, eps, true, out);
+        };
+      }));
   struct Reduce {
     const char *name;
     cpu::Reduction kind;

@@ -49,10 +49,9 @@ absl::Status named(const absl::Status &s, int64_t rank, Operation *op) {
   std::string where;
   llvm::raw_string_ostream os(where);
   os << op->getLoc();
-  absl::Status out(s.code(),
-                   absl::StrCat("rank ", rank, ": '",
-                                op->getName().getStringRef().str(), "' at ",
-                                where, ": ", s.message()));
+  absl::Status out(s.code(), absl::StrCat("rank ", rank, ": '",
+                                          op->getName().getStringRef().str(),
+                                          "' at ", where, ": ", s.message()));
   s.ForEachPayload([&](absl::string_view url, const absl::Cord &p) {
     out.SetPayload(url, p);
   });
@@ -438,10 +437,9 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
           for (size_t m = 1; m < members.size(); ++m)
             for (int64_t i = 0; i < acc.numel(); ++i) {
               double x = acc.get(i), y = members[m].get(i);
-              acc.set(i,
-                      kind == ReduceKind::Max   ? std::max(x, y)
-                      : kind == ReduceKind::Min ? std::min(x, y)
-                                                : x + y);
+              acc.set(i, kind == ReduceKind::Max   ? std::max(x, y)
+                         : kind == ReduceKind::Min ? std::min(x, y)
+                                                   : x + y);
             }
           if (kind == ReduceKind::Avg)
             for (int64_t i = 0; i < acc.numel(); ++i)

@@ -233,8 +233,9 @@ absl::Status normalize(const HostTensor &in, int64_t axis,
 
 namespace {
 template <typename T>
-void reduceAs(Reduction op, const HostTensor &in, const std::vector<bool> &reduced,
-              int64_t count, HostTensor &out) {
+void reduceAs(Reduction op, const HostTensor &in,
+              const std::vector<bool> &reduced, int64_t count,
+              HostTensor &out) {
   size_t rank = in.shape.size();
   Shape keptFull;
   for (size_t d = 0; d < rank; ++d)

@@ -1,4 +1,5 @@
-//===- ActorTest.cpp - The actor core on random graphs ---------------------===//
+//===- ActorTest.cpp - The actor core on random graphs
+//---------------------===//
 //
 // Random DAGs with random register counts, stream counts and kernel delays
 // always finish, and every actor sees exactly the values a sequential
@@ -45,7 +46,8 @@ Topology randomTopology(std::mt19937 &rng, bool collectives) {
     for (int k = 0; k < fanIn; ++k)
       in.push_back(std::uniform_int_distribution<uint32_t>(0, i - 1)(rng));
     t.inputs.push_back(in);
-    t.collective.push_back(collectives && std::bernoulli_distribution(0.3)(rng));
+    t.collective.push_back(collectives &&
+                           std::bernoulli_distribution(0.3)(rng));
   }
   return t;
 }
@@ -58,8 +60,8 @@ std::vector<std::vector<uint64_t>> sequential(const Topology &t, int ranks,
   size_t n = t.inputs.size();
   // [rank][actor][iteration]
   std::vector<std::vector<std::vector<uint64_t>>> v(
-      ranks, std::vector<std::vector<uint64_t>>(
-                 n, std::vector<uint64_t>(iterations)));
+      ranks,
+      std::vector<std::vector<uint64_t>>(n, std::vector<uint64_t>(iterations)));
   for (int64_t it = 0; it < iterations; ++it)
     for (size_t a = 0; a < n; ++a) {
       for (int r = 0; r < ranks; ++r) {
@@ -107,10 +109,10 @@ struct DeviceRun {
       spec.inputs = t.inputs[a];
       spec.registers = registers;
       spec.ordered = t.collective[a];
-      spec.stream = t.collective[a]
-                        ? 0
-                        : std::uniform_int_distribution<uint32_t>(
-                              1, streams)(rng);
+      spec.stream =
+          t.collective[a]
+              ? 0
+              : std::uniform_int_distribution<uint32_t>(1, streams)(rng);
       spec.fire = [this, &t, a, rank, delayUs, comm](int64_t it) {
         if (delayUs)
           std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
@@ -134,9 +136,9 @@ struct DeviceRun {
     }
   }
 
-  absl::StatusOr<RunStats> run(int64_t iterations,
-                               std::function<void(const absl::Status &)> onError =
-                                   nullptr) {
+  absl::StatusOr<RunStats>
+  run(int64_t iterations,
+      std::function<void(const absl::Status &)> onError = nullptr) {
     RunOptions options;
     options.iterations = iterations;
     options.trace = true;
@@ -188,8 +190,8 @@ TEST(ActorTest, RandomDagsWithCollectivesOnThreeDevicesMatch) {
     for (int r = 0; r < 3; ++r) {
       comms.push_back(world.endpoint(r));
       // Each device gets its own register counts, streams and delays.
-      runs.push_back(std::make_unique<DeviceRun>(
-          t, r, iterations, 1 + r % 2, rng, comms.back().get()));
+      runs.push_back(std::make_unique<DeviceRun>(t, r, iterations, 1 + r % 2,
+                                                 rng, comms.back().get()));
     }
     std::vector<absl::StatusOr<RunStats>> results(3, RunStats{});
     std::vector<std::thread> threads;
@@ -221,9 +223,8 @@ int overlapsSeen(int32_t registers) {
   g.add({"consumer", 1, {0}, 1, false, [&](int64_t it) {
            if (it == 5)
              return absl::OkStatus(); // There is no next iteration.
-           auto deadline =
-               std::chrono::steady_clock::now() +
-               std::chrono::milliseconds(registers > 1 ? 5000 : 20);
+           auto deadline = std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(registers > 1 ? 5000 : 20);
            while (producerStarted < it + 2 &&
                   std::chrono::steady_clock::now() < deadline)
              std::this_thread::yield();
@@ -290,8 +291,8 @@ TEST(ActorTest, AFailureStopsTheRunAndReleasesPeers) {
              }});
       g.add({"reduce", 1, {0}, 1, true, [&](int64_t) {
                int64_t v = 1, group[] = {0, 1};
-               return comm->allReduce(&v, 1, CommType::I64,
-                                      pc::ReduceKind::Sum, group);
+               return comm->allReduce(&v, 1, CommType::I64, pc::ReduceKind::Sum,
+                                      group);
              }});
       RunOptions options;
       options.iterations = 10;

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/CpuExecutor.h"
-#include "runtime/exec/KernelRegistry.h"
 #include "passes/InitAll.h"
+#include "runtime/exec/KernelRegistry.h"
 #include "runtime/reference/Interpreter.h"
 
 #include "dialect/PcOps.h"

@@ -266,8 +266,7 @@ int main(int argc, char **argv) {
   options.iterations = steps;
   options.registers = registers;
   options.trace = !tracePath.empty();
-  absl::StatusOr<pc::runtime::CpuRun> run =
-      session.run(graph, inputs, options);
+  absl::StatusOr<pc::runtime::CpuRun> run = session.run(graph, inputs, options);
   if (!run.ok())
     return fail(run.status().ToString());
   // Steps overlap; a step's time is from the previous step's end to its own
