@@ -43,8 +43,10 @@ int64_t sizeOf(CommType type);
 struct CommStats {
   int64_t bytesSent = 0;
   int64_t bytesReceived = 0;
-  /// Calls per collective kind ("all_reduce", ...).
+  /// Calls per collective kind ("all_reduce", ..., "send", "recv").
   std::map<std::string, int64_t> calls;
+  /// Bytes per collective kind: {sent, received}.
+  std::map<std::string, std::pair<int64_t, int64_t>> bytes;
 };
 
 /// The error a member gets when a collective it waits in, or enters, is

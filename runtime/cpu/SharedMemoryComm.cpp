@@ -149,6 +149,24 @@ void divide(void *x, int64_t n, CommType type, int64_t by) {
   }
 }
 
+/// Attributes the bytes an endpoint moves within its lifetime to `kind`.
+class KindBytes {
+public:
+  KindBytes(CommStats &stats, const char *kind)
+      : stats(stats), kind(kind), sent(stats.bytesSent),
+        received(stats.bytesReceived) {}
+  ~KindBytes() {
+    auto &[s, r] = stats.bytes[kind];
+    s += stats.bytesSent - sent;
+    r += stats.bytesReceived - received;
+  }
+
+private:
+  CommStats &stats;
+  const char *kind;
+  int64_t sent, received;
+};
+
 char *at(void *base, int64_t elems, CommType type) {
   return static_cast<char *>(base) + elems * sizeOf(type);
 }
@@ -372,6 +390,7 @@ absl::Status SharedMemoryComm::ringAllGather(Call &call,
 absl::Status SharedMemoryComm::allReduce(void *data, int64_t count,
                                          CommType type, ReduceKind reduce,
                                          std::span<const int64_t> group) {
+  KindBytes attribute(counters, "all_reduce");
   auto call = meet("all_reduce", group, data, data, {count});
   if (!call.ok())
     return call.status();
@@ -394,6 +413,7 @@ absl::Status SharedMemoryComm::allGather(const void *in, void *out,
                                          std::span<const int64_t> counts,
                                          CommType type,
                                          std::span<const int64_t> group) {
+  KindBytes attribute(counters, "all_gather");
   if (counts.size() != group.size())
     return absl::InvalidArgumentError("all_gather: one count per member");
   std::vector<int64_t> off = offsetsOf(counts);
@@ -411,6 +431,7 @@ absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
                                              std::span<const int64_t> counts,
                                              CommType type, ReduceKind reduce,
                                              std::span<const int64_t> group) {
+  KindBytes attribute(counters, "reduce_scatter");
   if (counts.size() != group.size())
     return absl::InvalidArgumentError("reduce_scatter: one count per member");
   std::vector<int64_t> off = offsetsOf(counts);
@@ -432,6 +453,7 @@ absl::Status
 SharedMemoryComm::allToAll(const void *in, std::span<const int64_t> sendCounts,
                            void *out, std::span<const int64_t> recvCounts,
                            CommType type, std::span<const int64_t> group) {
+  KindBytes attribute(counters, "all_to_all");
   int64_t n = group.size();
   if (static_cast<int64_t>(sendCounts.size()) != n ||
       static_cast<int64_t>(recvCounts.size()) != n)
@@ -471,6 +493,7 @@ SharedMemoryComm::allToAll(const void *in, std::span<const int64_t> sendCounts,
 absl::Status SharedMemoryComm::broadcast(void *data, int64_t count,
                                          CommType type, int64_t root,
                                          std::span<const int64_t> group) {
+  KindBytes attribute(counters, "broadcast");
   if (root < 0 || root >= static_cast<int64_t>(group.size()))
     return absl::InvalidArgumentError(
         absl::StrCat("broadcast: root ", root, " is outside the group"));
@@ -488,6 +511,7 @@ absl::Status SharedMemoryComm::broadcast(void *data, int64_t count,
 
 absl::Status SharedMemoryComm::send(const void *data, int64_t count,
                                     CommType type, int64_t peer, int64_t tag) {
+  KindBytes attribute(counters, "send");
   if (peer < 0 || peer >= world.size())
     return absl::InvalidArgumentError(
         absl::StrCat("send: peer ", peer, " is outside the world"));
@@ -507,6 +531,7 @@ absl::Status SharedMemoryComm::send(const void *data, int64_t count,
 
 absl::Status SharedMemoryComm::recv(void *data, int64_t count, CommType type,
                                     int64_t peer, int64_t tag) {
+  KindBytes attribute(counters, "recv");
   std::unique_lock<std::mutex> lock(world.mu);
   auto &box = world.mail[{peer, myRank, tag}];
   world.cv.wait(lock, [&] { return !box.empty() || !world.aborted.ok(); });

@@ -122,6 +122,14 @@ void check(const Shape &shape, const Shape &mesh, const NdSbp &src,
     boxing::RankBytes bytes = boxing::planBytes(plan, shape, 8, mesh, c);
     EXPECT_EQ(stats[p].bytesReceived, bytes.received) << "position " << p;
     EXPECT_EQ(stats[p].bytesSent, bytes.sent) << "position " << p;
+    // Attributed to the kinds, the bytes add up to the totals.
+    int64_t sent = 0, received = 0;
+    for (auto &[kind, b] : stats[p].bytes) {
+      sent += b.first;
+      received += b.second;
+    }
+    EXPECT_EQ(sent, stats[p].bytesSent);
+    EXPECT_EQ(received, stats[p].bytesReceived);
   }
 }
 

@@ -318,8 +318,11 @@ int main(int argc, char **argv) {
   llvm::json::Array ranks;
   for (auto &[rank, stats] : run->comm) {
     llvm::json::Object calls;
-    for (auto &[kind, n] : stats.calls)
-      calls[kind] = n;
+    for (auto &[kind, n] : stats.calls) {
+      auto [sent, received] = stats.bytes[kind];
+      calls[kind] = llvm::json::Object{
+          {"count", n}, {"bytes_sent", sent}, {"bytes_received", received}};
+    }
     ranks.push_back(llvm::json::Object{{"rank", rank},
                                        {"peak_bytes", run->peakBytes[rank]},
                                        {"bytes_sent", stats.bytesSent},
