@@ -181,10 +181,10 @@ TEST(SharedMemoryComm, AllToAllBroadcastAndPointToPoint) {
   EXPECT_EQ(stats[2].bytesReceived, (3 + 6) * 4 + 0 + 8);
   // The same bytes, by kind.
   EXPECT_EQ(stats[0].bytes["all_to_all"],
-            std::make_pair<int64_t>(5 * 4, 5 * 4));
+            std::pair<int64_t, int64_t>(5 * 4, 5 * 4));
   EXPECT_EQ(stats[0].bytes["broadcast"].second, 4);
-  EXPECT_EQ(stats[0].bytes["recv"], std::make_pair<int64_t>(0, 8));
-  EXPECT_EQ(stats[0].bytes["send"], std::make_pair<int64_t>(8, 0));
+  EXPECT_EQ(stats[0].bytes["recv"], std::pair<int64_t, int64_t>(0, 8));
+  EXPECT_EQ(stats[0].bytes["send"], std::pair<int64_t, int64_t>(8, 0));
   EXPECT_EQ(stats[2].bytes["all_to_all"].second, 9 * 4);
 }
 
