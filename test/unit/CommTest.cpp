@@ -179,12 +179,12 @@ TEST(SharedMemoryComm, AllToAllBroadcastAndPointToPoint) {
   // broadcast value (4 bytes) and one int64.
   EXPECT_EQ(stats[0].bytesReceived, (2 + 3) * 4 + 4 + 8);
   EXPECT_EQ(stats[2].bytesReceived, (3 + 6) * 4 + 0 + 8);
-  // The same bytes, by kind.
-  EXPECT_EQ(stats[0].bytes["all_to_all"],
-            std::pair<int64_t, int64_t>(5 * 4, 5 * 4));
+  // The same bytes, by kind: {sent, received}.
+  using Bytes = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(stats[0].bytes["all_to_all"], Bytes(5 * 4, 5 * 4));
   EXPECT_EQ(stats[0].bytes["broadcast"].second, 4);
-  EXPECT_EQ(stats[0].bytes["recv"], std::pair<int64_t, int64_t>(0, 8));
-  EXPECT_EQ(stats[0].bytes["send"], std::pair<int64_t, int64_t>(8, 0));
+  EXPECT_EQ(stats[0].bytes["recv"], Bytes(0, 8));
+  EXPECT_EQ(stats[0].bytes["send"], Bytes(8, 0));
   EXPECT_EQ(stats[2].bytes["all_to_all"].second, 9 * 4);
 }
 
