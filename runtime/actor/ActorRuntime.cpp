@@ -106,18 +106,22 @@ public:
       return std::move(stats);
     for (uint32_t id = 0; id < specs.size(); ++id)
       tryFire(id);
+    pumpAll();
     std::vector<Message> batch;
     while (true) {
       while (!local.empty()) {
         Message m = local.front();
         local.pop_front();
         handle(m);
+        pumpAll();
       }
       if (stopping ? inFlight == 0 : completedFirings == total)
         break;
       bus->drain(batch);
-      for (const Message &m : batch)
+      for (const Message &m : batch) {
         handle(m);
+        pumpAll();
+      }
     }
     if (stopping)
       return error->get();
@@ -138,7 +142,7 @@ private:
     case MessageKind::Done:
       --inFlight;
       --onStream[specs[m.dst].stream];
-      pump(specs[m.dst].stream);
+      toPump.push_back(specs[m.dst].stream);
       if (m.failed) {
         if (!stopping) {
           stopping = true;
@@ -201,15 +205,27 @@ private:
   }
 
   /// Queues the actor's next firing on its stream's ready set when it can
-  /// fire, and starts what the stream has room for. Nothing a queued firing
-  /// waits for can be taken away before it starts, so readiness holds.
+  /// fire; pumpAll() starts it when the stream has room. Nothing a queued
+  /// firing waits for can be taken away before it starts, so readiness
+  /// holds.
   void tryFire(uint32_t id) {
     if (!canFire(id))
       return;
     states[id].queued = true;
     uint32_t stream = specs[id].stream;
     ready[stream].insert({states[id].fired, id});
-    pump(stream);
+    toPump.push_back(stream);
+  }
+
+  /// Pumps every stream that may have work and room, until none has: a
+  /// worklist, not recursion, since one firing (of an ordered actor) may
+  /// enable the next on another stream, and so on down a long graph.
+  void pumpAll() {
+    while (!toPump.empty()) {
+      uint32_t stream = toPump.back();
+      toPump.pop_back();
+      pump(stream);
+    }
   }
 
   /// Starts ready firings on `stream`, earliest iteration first, then
@@ -282,6 +298,7 @@ private:
   // are enqueued and not done.
   std::vector<std::set<std::pair<int64_t, uint32_t>>> ready;
   std::vector<int32_t> onStream;
+  std::vector<uint32_t> toPump; // streams to pump (repeats are harmless)
   bool stopping = false;
   std::vector<int64_t> doneInIteration;
   RunStats stats;
