@@ -107,6 +107,37 @@ LogicalResult TanhOp::verify() { return verifyUnary(*this); }
 LogicalResult ReluOp::verify() { return verifyUnary(*this); }
 LogicalResult SigmoidOp::verify() { return verifyUnary(*this); }
 LogicalResult GeluOp::verify() { return verifyUnary(*this); }
+LogicalResult SqrtOp::verify() { return verifyUnary(*this); }
+LogicalResult ErfOp::verify() { return verifyUnary(*this); }
+LogicalResult CompareOp::verify() { return verifyBinary(*this); }
+
+LogicalResult OneHotOp::verify() {
+  ArrayRef<int64_t> labels = shapeOf(getLabels()),
+                    result = cast<RankedTensorType>(getType()).getShape();
+  if (result.size() != labels.size() + 1 ||
+      result.drop_back() != ArrayRef<int64_t>(labels))
+    return emitOpError() << "result shape " << shape::str(result)
+                         << " should be the labels' shape "
+                         << shape::str(labels) << " and a class dim";
+  return success();
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  ArrayRef<int64_t> ids = shapeOf(getIds()), grad = shapeOf(getGrad()),
+                    result = cast<RankedTensorType>(getType()).getShape();
+  if (grad.size() != ids.size() + 1 ||
+      grad.drop_back() != ArrayRef<int64_t>(ids))
+    return emitOpError() << "grad shape " << shape::str(grad)
+                         << " should be the ids' shape " << shape::str(ids)
+                         << " and a row width";
+  if (result.size() != 2 || result[1] != grad.back())
+    return emitOpError() << "result shape " << shape::str(result)
+                         << " should be [rows, " << grad.back() << "]";
+  if (elemOf(getGrad()) != cast<RankedTensorType>(getType()).getElementType())
+    return emitOpError() << "result element type should be "
+                         << elemOf(getGrad());
+  return success();
+}
 LogicalResult CausalMaskOp::verify() {
   if (shapeOf(getInput()).size() < 2)
     return emitOpError() << "needs rank >= 2 ([..., query, key]), not "

@@ -271,6 +271,8 @@ def PC_LogOp : PC_UnaryOp<"log", "natural logarithm">;
 def PC_TanhOp : PC_UnaryOp<"tanh", "hyperbolic tangent">;
 def PC_ReluOp : PC_UnaryOp<"relu", "rectifier, max(x, 0)", PC_Tensor>;
 def PC_SigmoidOp : PC_UnaryOp<"sigmoid", "logistic function 1 / (1 + exp(-x))">;
+def PC_SqrtOp : PC_UnaryOp<"sqrt", "square root">;
+def PC_ErfOp : PC_UnaryOp<"erf", "error function">;
 def PC_GeluOp : PC_UnaryOp<"gelu", "Gaussian error linear unit"> {
   let description = [{
     `x · Φ(x)` with the exact error function, or, with `approximate`, the
@@ -539,6 +541,84 @@ def PC_CrossEntropyOp : PC_ComputeOp<"cross_entropy"> {
       build($_builder, $_state, ::pc::infer::crossEntropy(logits, labels),
             logits, labels);
     }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Ops that gradients are made of
+//===----------------------------------------------------------------------===//
+
+def PC_ComparisonEnum : I32EnumAttr<"Comparison", "an elementwise comparison", [
+    I32EnumAttrCase<"eq", 0>,
+    I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>,
+    I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>,
+    I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::pc";
+  let genSpecializedAttr = 0;
+}
+
+def PC_Comparison : EnumAttr<Pc_Dialect, PC_ComparisonEnum, "comparison"> {
+  let summary = "An elementwise comparison: eq, ne, lt, le, gt or ge";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def PC_CompareOp : PC_ComputeOp<"compare"> {
+  let summary = "Elementwise comparison, as a mask of ones and zeros";
+  let description = [{
+    1 where `lhs predicate rhs` holds and 0 elsewhere, in the operands'
+    float type, with NumPy broadcasting. Gradients use it as a mask (where a
+    relu passed, which elements were the maximum); it has no gradient
+    itself.
+
+    ```mlir
+    %m = pc.compare %x, %zero {predicate = #pc.comparison<gt>}
+        : (tensor<8x64xf32>, tensor<f32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$lhs, PC_FloatTensor:$rhs,
+                       PC_Comparison:$predicate);
+  let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "::pc::Comparison":$predicate), [{
+      build($_builder, $_state, ::pc::infer::broadcast(lhs, rhs), lhs, rhs,
+            predicate);
+    }]>];
+}
+
+def PC_OneHotOp : PC_ComputeOp<"one_hot"> {
+  let summary = "Integer labels as one-hot rows";
+  let description = [{
+    `result[i..., c] = (labels[i...] == c)` for `c` in `[0, classes)`, where
+    `classes` is the result's last dim, in the result's float type. A label
+    outside the classes gives a row of zeros. The gradient of a
+    cross-entropy is `softmax(logits) - one_hot(labels)`.
+
+    ```mlir
+    %h = pc.one_hot %labels : (tensor<512xi64>) -> tensor<512x50304xf32>
+    ```
+  }];
+  let arguments = (ins PC_IndexTensor:$labels);
+  let results = (outs PC_FloatTensor:$result);
+}
+
+def PC_EmbeddingGradOp : PC_ComputeOp<"embedding_grad"> {
+  let summary = "The gradient of an embedding's table: rows summed by id";
+  let description = [{
+    The table-shaped tensor whose row `r` is the sum of the rows of `grad`
+    whose id is `r`: `result[ids[i...], :] += grad[i..., :]`, the transpose
+    of `pc.embedding`. `grad` has the ids' shape followed by the row width;
+    the result's first dim is the table's row count. Ids outside the rows
+    add nothing.
+
+    ```mlir
+    %dw = pc.embedding_grad %ids, %dh : (tensor<4x128xi64>, tensor<4x128x768xf32>)
+        -> tensor<50304x768xf32>
+    ```
+  }];
+  let arguments = (ins PC_IndexTensor:$ids, PC_FloatTensor:$grad);
+  let results = (outs PC_FloatTensor:$result);
 }
 
 def PC_CastOp : PC_ComputeOp<"cast"> {

@@ -104,6 +104,8 @@ PC_UNARY(ReluOp, false, 1)
 PC_UNARY(SigmoidOp, false, 6)
 PC_UNARY(GeluOp, false, 10)
 PC_UNARY(CastOp, false, 1)
+PC_UNARY(SqrtOp, false, 4)
+PC_UNARY(ErfOp, false, 10)
 #undef PC_UNARY
 
 void AddOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
@@ -138,6 +140,14 @@ void DivOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
   add(out, {P(), B}, {P()});
 }
 double DivOp::getComputeCost() { return numel(getType()); }
+
+void CompareOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
+                                 Sigs &out) {
+  // Not linear: no partial values.
+  addReplicated(out, 2, 1);
+  broadcastSplits(in, res, axisSize, out);
+}
+double CompareOp::getComputeCost() { return numel(getType()); }
 
 //===----------------------------------------------------------------------===//
 // Matmul
@@ -371,6 +381,35 @@ void EmbeddingOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
     add(out, {B, S(0)}, {P()});
 }
 double EmbeddingOp::getComputeCost() { return numel(getType()); }
+
+void OneHotOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
+                                Sigs &out) {
+  addReplicated(out, 1, 1);
+  for (int64_t d = 0, k = in[0].size(); d < k; ++d)
+    if (in[0][d] >= axisSize)
+      add(out, {S(d)}, {S(d)});
+  // A class split is a free local slice of the replicated rows; boxing
+  // makes it, so the op needs no offset of its own.
+}
+double OneHotOp::getComputeCost() { return numel(getType()); }
+
+void EmbeddingGradOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
+                                       Sigs &out) {
+  addReplicated(out, 2, 1);
+  const auto &ids = in[0], &grad = in[1];
+  int64_t k = ids.size();
+  // Examples split: every device sums its examples' rows, partial sums of
+  // the whole table.
+  for (int64_t d = 0; d < k; ++d)
+    if (ids[d] >= axisSize)
+      add(out, {S(d), S(d)}, {P()});
+  // Row width split: each device owns those columns of every row.
+  if (grad[k] >= axisSize)
+    add(out, {B, S(k)}, {S(1)});
+  // Linear in the gradient.
+  add(out, {B, P()}, {P()});
+}
+double EmbeddingGradOp::getComputeCost() { return numel(getGrad().getType()); }
 
 void CausalMaskOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                     Sigs &out) {

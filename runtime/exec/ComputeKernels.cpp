@@ -275,6 +275,27 @@ void registerComputeKernels(KernelRegistry &r) {
   addUnary(r, "pc.log", cpu::Unary::Log);
   addUnary(r, "pc.tanh", cpu::Unary::Tanh);
   addUnary(r, "pc.sigmoid", cpu::Unary::Sigmoid);
+  addUnary(r, "pc.sqrt", cpu::Unary::Sqrt);
+  addUnary(r, "pc.erf", cpu::Unary::Erf);
+  r.addWidening(
+      "pc.compare", StreamKind::Compute, simple<CompareOp>([](CompareOp c) {
+        cpu::Comparison p = static_cast<cpu::Comparison>(c.getPredicate());
+        return [p](Inputs in, HostTensor &out) {
+          return cpu::compare(p, *in[0], *in[1], out);
+        };
+      }));
+  r.addWidening("pc.one_hot", StreamKind::Compute,
+                simple<OneHotOp>([](OneHotOp) {
+                  return [](Inputs in, HostTensor &out) {
+                    return cpu::oneHot(*in[0], out);
+                  };
+                }));
+  r.addWidening("pc.embedding_grad", StreamKind::Compute,
+                simple<EmbeddingGradOp>([](EmbeddingGradOp) {
+                  return [](Inputs in, HostTensor &out) {
+                    return cpu::embeddingGrad(*in[0], *in[1], out);
+                  };
+                }));
   r.addWidening("pc.gelu", StreamKind::Compute, simple<GeluOp>([](GeluOp g) {
                   cpu::Unary u = g.getApproximate() ? cpu::Unary::GeluTanh
                                                     : cpu::Unary::Gelu;

@@ -173,6 +173,12 @@ absl::Status unary(Unary op, const HostTensor &in, HostTensor &out) {
     case Unary::GeluTanh:
       y[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
       break;
+    case Unary::Sqrt:
+      y[i] = std::sqrt(v);
+      break;
+    case Unary::Erf:
+      y[i] = std::erf(v);
+      break;
     }
   }
   return absl::OkStatus();
@@ -318,6 +324,79 @@ absl::Status embedding(const HostTensor &ids, const HostTensor &table,
       continue;
     }
     std::copy_n(t + id * width, width, y + i * width);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status oneHot(const HostTensor &labels, HostTensor &out) {
+  if (absl::Status s = expectIds(labels, "one hot"); !s.ok())
+    return s;
+  if (absl::Status s = expectF32(out, "one hot"); !s.ok())
+    return s;
+  int64_t classes = out.shape.back();
+  float *y = out.as<float>();
+  std::fill(y, y + out.numel(), 0.0f);
+  for (int64_t i = 0, n = labels.numel(); i < n; ++i) {
+    int64_t c = idAt(labels, i);
+    if (c >= 0 && c < classes)
+      y[i * classes + c] = 1.0f;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status embeddingGrad(const HostTensor &ids, const HostTensor &grad,
+                           HostTensor &out) {
+  if (absl::Status s = expectIds(ids, "embedding grad"); !s.ok())
+    return s;
+  if (absl::Status s = expectF32(grad, "embedding grad"); !s.ok())
+    return s;
+  int64_t rows = out.shape[0], width = out.shape[1];
+  const float *g = grad.as<float>();
+  float *y = out.as<float>();
+  std::fill(y, y + out.numel(), 0.0f);
+  // Rows accumulate in id order of appearance: deterministic, and each row
+  // a contiguous, vectorizable add.
+  for (int64_t i = 0, n = ids.numel(); i < n; ++i) {
+    int64_t id = idAt(ids, i);
+    if (id < 0 || id >= rows)
+      continue;
+    float *row = y + id * width;
+    const float *src = g + i * width;
+    for (int64_t j = 0; j < width; ++j)
+      row[j] += src[j];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status compare(Comparison op, const HostTensor &a, const HostTensor &b,
+                     HostTensor &out) {
+  if (absl::Status s = expectF32(a, "compare"); !s.ok())
+    return s;
+  const float *x = a.as<float>(), *y = b.as<float>();
+  float *z = out.as<float>();
+  auto run = [&](auto pred) {
+    applyBinary(x, a.shape, y, b.shape, z, out.shape,
+                [pred](float p, float q) { return pred(p, q) ? 1.0f : 0.0f; });
+  };
+  switch (op) {
+  case Comparison::Eq:
+    run([](float p, float q) { return p == q; });
+    break;
+  case Comparison::Ne:
+    run([](float p, float q) { return p != q; });
+    break;
+  case Comparison::Lt:
+    run([](float p, float q) { return p < q; });
+    break;
+  case Comparison::Le:
+    run([](float p, float q) { return p <= q; });
+    break;
+  case Comparison::Gt:
+    run([](float p, float q) { return p > q; });
+    break;
+  case Comparison::Ge:
+    run([](float p, float q) { return p >= q; });
+    break;
   }
   return absl::OkStatus();
 }

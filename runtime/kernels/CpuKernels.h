@@ -21,7 +21,19 @@ namespace pc::runtime::cpu {
 using Shape = std::vector<int64_t>;
 
 enum class Binary { Add, Sub, Mul, Div };
-enum class Unary { Neg, Exp, Log, Tanh, Relu, Sigmoid, Gelu, GeluTanh };
+enum class Unary {
+  Neg,
+  Exp,
+  Log,
+  Tanh,
+  Relu,
+  Sigmoid,
+  Gelu,
+  GeluTanh,
+  Sqrt,
+  Erf
+};
+enum class Comparison { Eq, Ne, Lt, Le, Gt, Ge };
 enum class Reduction { Sum, Mean, Max };
 
 /// `out` = op(a) · op(b); `out` has the result shape already.
@@ -44,6 +56,15 @@ absl::Status transpose(const HostTensor &in, std::span<const int64_t> perm,
 absl::Status embedding(const HostTensor &ids, const HostTensor &table,
                        bool zeroOutOfRange, HostTensor &out);
 absl::Status causalMask(const HostTensor &in, HostTensor &out);
+/// 1 where `a op b` holds, else 0 (NumPy broadcasting into `out`'s shape).
+absl::Status compare(Comparison op, const HostTensor &a, const HostTensor &b,
+                     HostTensor &out);
+/// One-hot rows of `out`'s last dim; labels outside give zeros.
+absl::Status oneHot(const HostTensor &labels, HostTensor &out);
+/// Rows of `grad` summed into `out` (a table) by id; ids outside add
+/// nothing.
+absl::Status embeddingGrad(const HostTensor &ids, const HostTensor &grad,
+                           HostTensor &out);
 absl::Status crossEntropy(const HostTensor &logits, const HostTensor &labels,
                           HostTensor &out);
 absl::Status pickLabels(const HostTensor &values, const HostTensor &labels,

@@ -295,6 +295,12 @@ absl::Status Evaluator::eval(Operation *op) {
         return absl::OkStatus();
       })
       .Case([&](GetParamOp get) -> absl::Status {
+        if (params)
+          if (auto it = params->find(get.getName().str());
+              it != params->end()) {
+            env[get] = it->second;
+            return absl::OkStatus();
+          }
         absl::StatusOr<Array> value = initialParam(module, get.getName(), seed);
         if (!value.ok())
           return value.status();
@@ -381,6 +387,37 @@ absl::Status Evaluator::eval(Operation *op) {
       })
       .Case([&](SigmoidOp) {
         return unary([](double x) { return 1 / (1 + std::exp(-x)); });
+      })
+      .Case(
+          [&](SqrtOp) { return unary([](double x) { return std::sqrt(x); }); })
+      .Case([&](ErfOp) { return unary([](double x) { return std::erf(x); }); })
+      .Case([&](CompareOp c) {
+        Comparison p = c.getPredicate();
+        return binary([p](double a, double b) {
+          switch (p) {
+          case Comparison::eq:
+            return a == b ? 1.0 : 0.0;
+          case Comparison::ne:
+            return a != b ? 1.0 : 0.0;
+          case Comparison::lt:
+            return a < b ? 1.0 : 0.0;
+          case Comparison::le:
+            return a <= b ? 1.0 : 0.0;
+          case Comparison::gt:
+            return a > b ? 1.0 : 0.0;
+          case Comparison::ge:
+            return a >= b ? 1.0 : 0.0;
+          }
+          return 0.0;
+        });
+      })
+      .Case([&](OneHotOp o) {
+        set(oneHot(in(0), shapeOf(o.getType()).back()));
+        return absl::OkStatus();
+      })
+      .Case([&](EmbeddingGradOp e) {
+        set(embeddingGrad(in(0), in(1), shapeOf(e.getType())[0]));
+        return absl::OkStatus();
       })
       .Case([&](GeluOp g) {
         bool approx = g.getApproximate();

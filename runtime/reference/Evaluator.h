@@ -124,8 +124,11 @@ private:
 class Evaluator {
 public:
   /// Runs on `rank` of `world`; a null world runs the logical program.
-  Evaluator(mlir::ModuleOp module, uint64_t seed, int64_t rank, World *world)
-      : module(module), meshes(module), seed(seed), rank(rank), world(world) {}
+  /// `params` (by name) replace the initial values of those parameters.
+  Evaluator(mlir::ModuleOp module, uint64_t seed, int64_t rank, World *world,
+            const std::map<std::string, Array> *params = nullptr)
+      : module(module), meshes(module), seed(seed), rank(rank), world(world),
+        params(params) {}
 
   absl::StatusOr<std::vector<Array>> run(mlir::func::FuncOp f,
                                          const std::vector<Array> &args);
@@ -156,6 +159,7 @@ private:
   uint64_t seed;
   int64_t rank;
   World *world;
+  const std::map<std::string, Array> *params;
   llvm::DenseMap<mlir::Value, Array> env;
   std::vector<Array> results;
   std::map<std::string, int64_t> transferCount;

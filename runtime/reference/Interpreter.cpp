@@ -82,6 +82,10 @@ randomInputs(ModuleOp module, llvm::StringRef graph, uint64_t seed) {
           bound = std::min(bound, e.getTable().getType().getShape()[0]);
         if (auto c = dyn_cast<CrossEntropyOp>(user))
           bound = std::min(bound, c.getLogits().getType().getShape().back());
+        if (auto o = dyn_cast<OneHotOp>(user))
+          bound = std::min(bound, o.getType().getShape().back());
+        if (auto g = dyn_cast<EmbeddingGradOp>(user))
+          bound = std::min(bound, g.getType().getShape()[0]);
       }
       for (double &x : a.data)
         x = std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
@@ -112,10 +116,10 @@ absl::StatusOr<double> maxRelativeError(const std::vector<Array> &actual,
   return worst;
 }
 
-absl::StatusOr<std::vector<Array>> runLogical(ModuleOp module,
-                                              llvm::StringRef graph,
-                                              const std::vector<Array> &inputs,
-                                              uint64_t seed) {
+absl::StatusOr<std::vector<Array>>
+runLogical(ModuleOp module, llvm::StringRef graph,
+           const std::vector<Array> &inputs, uint64_t seed,
+           const std::map<std::string, Array> *params) {
   func::FuncOp f = findGraph(module, graph);
   if (!f)
     return absl::NotFoundError(absl::StrCat("no graph @", graph.str()));
@@ -123,7 +127,7 @@ absl::StatusOr<std::vector<Array>> runLogical(ModuleOp module,
     return absl::InvalidArgumentError(
         absl::StrCat("@", graph.str(), " takes ", f.getNumArguments(),
                      " inputs, not ", inputs.size()));
-  return Evaluator(module, seed, /*rank=*/0, nullptr).run(f, inputs);
+  return Evaluator(module, seed, /*rank=*/0, nullptr, params).run(f, inputs);
 }
 
 absl::StatusOr<std::vector<Array>>

@@ -250,6 +250,31 @@ absl::StatusOr<Array> embedding(const Array &ids, const Array &table,
   return r;
 }
 
+Array oneHot(const Array &labels, int64_t classes) {
+  Shape shape = labels.shape;
+  shape.push_back(classes);
+  Array r = Array::zeros(shape);
+  for (int64_t i = 0; i < labels.size(); ++i) {
+    int64_t c = static_cast<int64_t>(labels.data[i]);
+    if (c >= 0 && c < classes)
+      r.data[i * classes + c] = 1;
+  }
+  return r;
+}
+
+Array embeddingGrad(const Array &ids, const Array &grad, int64_t rows) {
+  int64_t width = grad.shape.back();
+  Array r = Array::zeros({rows, width});
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    int64_t id = static_cast<int64_t>(ids.data[i]);
+    if (id < 0 || id >= rows)
+      continue;
+    for (int64_t j = 0; j < width; ++j)
+      r.data[id * width + j] += grad.data[i * width + j];
+  }
+  return r;
+}
+
 Array causalMask(const Array &a) {
   Array r = a;
   size_t rank = a.shape.size();

@@ -41,6 +41,11 @@ Array concat(const std::vector<Array> &parts, int64_t axis);
 absl::StatusOr<Array> embedding(const Array &ids, const Array &table,
                                 bool zeroOutOfRange);
 Array causalMask(const Array &a);
+/// `labels` as one-hot rows of `classes` (zeros for a label outside).
+Array oneHot(const Array &labels, int64_t classes);
+/// The transpose of embedding: rows of `grad` summed into a `rows`-row
+/// table by id (ids outside add nothing).
+Array embeddingGrad(const Array &ids, const Array &grad, int64_t rows);
 absl::StatusOr<Array> crossEntropy(const Array &logits, const Array &labels);
 Array pickLabels(const Array &values, const Array &labels);
 /// Elementwise reduction of equally shaped arrays.

@@ -423,3 +423,51 @@ func.func @f() {
   %0 = pc.constant dense<1.0> : vector<4xf32>
   return
 }
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x8xf16>) {
+  // expected-error @+1 {{'pc.compare' op operand #1 has element type 'f16' but operand #0 has 'f32'}}
+  %0 = pc.compare %a, %b {predicate = #pc.comparison<gt>} : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'pc.compare' op}}
+  %0 = pc.compare %a, %b {predicate = #pc.comparison<eq>} : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%y: tensor<4xi64>) {
+  // expected-error @+1 {{'pc.one_hot' op result shape 5x10 should be the labels' shape 4 and a class dim}}
+  %0 = pc.one_hot %y : (tensor<4xi64>) -> tensor<5x10xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %g: tensor<3x8xf32>) {
+  // expected-error @+1 {{'pc.embedding_grad' op grad shape 3x8 should be the ids' shape 4 and a row width}}
+  %0 = pc.embedding_grad %ids, %g : (tensor<4xi64>, tensor<3x8xf32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pc.embedding_grad' op result shape 16x4 should be [rows, 8]}}
+  %0 = pc.embedding_grad %ids, %g : (tensor<4xi64>, tensor<4x8xf32>) -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%ids: tensor<4xi64>, %g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pc.embedding_grad' op result element type should be 'f32'}}
+  %0 = pc.embedding_grad %ids, %g : (tensor<4xi64>, tensor<4x8xf32>) -> tensor<16x8xf16>
+  return
+}

@@ -167,8 +167,18 @@ func.func @compute(%x: tensor<2x8x64xf32>, %w: tensor<64x32xf32>,
   %28 = pc.embedding %ids, %table : (tensor<2x8xi64>, tensor<100x64xf32>) -> tensor<2x8x64xf32>
   // CHECK: pc.causal_mask %{{.*}} : (tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
   %29 = pc.causal_mask %2 : (tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  // CHECK: pc.compare %{{.*}}, %{{.*}} {predicate = #pc.comparison<ge>} : (tensor<2x64x64xf32>, tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  %rt0 = pc.compare %29, %29 {predicate = #pc.comparison<ge>} : (tensor<2x64x64xf32>, tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  // CHECK: pc.sqrt %{{.*}} : (tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  %rt1 = pc.sqrt %rt0 : (tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  // CHECK: pc.erf %{{.*}} : (tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  %rt2 = pc.erf %rt1 : (tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
   // CHECK: pc.cross_entropy %{{.*}}, %{{.*}} : (tensor<2x8x32xf32>, tensor<2x8xi32>) -> tensor<2x8xf32>
   %30 = pc.cross_entropy %3, %labels : (tensor<2x8x32xf32>, tensor<2x8xi32>) -> tensor<2x8xf32>
+  // CHECK: pc.one_hot %{{.*}} : (tensor<2x8xi32>) -> tensor<2x8x32xf32>
+  %rt3 = pc.one_hot %labels : (tensor<2x8xi32>) -> tensor<2x8x32xf32>
+  // CHECK: pc.embedding_grad %{{.*}}, %{{.*}} : (tensor<2x8xi32>, tensor<2x8x32xf32>) -> tensor<100x32xf32>
+  %rt4 = pc.embedding_grad %labels, %rt3 : (tensor<2x8xi32>, tensor<2x8x32xf32>) -> tensor<100x32xf32>
   // CHECK: pc.cast %{{.*}} : (tensor<2x8x64xf32>) -> tensor<2x8x64xbf16>
   %31 = pc.cast %x : (tensor<2x8x64xf32>) -> tensor<2x8x64xbf16>
   // CHECK: pc.cast %{{.*}} : (tensor<2x8x64xbf16>) -> tensor<2x8x64xf16>

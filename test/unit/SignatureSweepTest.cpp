@@ -114,6 +114,12 @@ std::vector<OpCase> cases() {
       simple("cross_entropy", {"6x7xf32", "6xi64"}, "6xf32",
              "pc.cross_entropy %a0, %a1"),
       simple("cast", {"6x5xf32"}, "6x5xi32", unaryOp("pc.cast")),
+      simple("erf", {"6x5xf32"}, "6x5xf32", unaryOp("pc.erf")),
+      simple("compare", {"6x5xf32", "5xf32"}, "6x5xf32",
+             "pc.compare %a0, %a1 {predicate = #pc.comparison<gt>}"),
+      simple("one_hot", {"6x2xi64"}, "6x2x7xf32", unaryOp("pc.one_hot")),
+      simple("embedding_grad", {"6xi64", "6x4xf32"}, "9x4xf32",
+             "pc.embedding_grad %a0, %a1"),
   };
 }
 
