@@ -36,7 +36,12 @@
 // CHECK-NEXT: pc.concat loc({{.*}}): (B, B, B) -> B; (S(0), S(0), S(0)) -> S(0); (S(1), S(1), S(1)) -> S(1); (P, P, P) -> P;{{$}}
 // CHECK-NEXT: pc.embedding loc({{.*}}): (B, B) -> B; (S(0), B) -> S(0); (S(1), B) -> S(1); (B, S(1)) -> S(2); (B, S(0)) -> P;{{$}}
 // CHECK-NEXT: pc.causal_mask loc({{.*}}): (B) -> B; (S(0)) -> S(0);{{$}}
+// CHECK-NEXT: pc.compare loc({{.*}}): (B, B) -> B; (S(0), S(0)) -> S(0); (S(1), S(1)) -> S(1); (S(2), S(2)) -> S(2);{{$}}
+// CHECK-NEXT: pc.sqrt loc({{.*}}): (B) -> B; (S(0)) -> S(0); (S(1)) -> S(1); (S(2)) -> S(2);{{$}}
+// CHECK-NEXT: pc.erf loc({{.*}}): (B) -> B; (S(0)) -> S(0); (S(1)) -> S(1); (S(2)) -> S(2);{{$}}
 // CHECK-NEXT: pc.cross_entropy loc({{.*}}): (B, B) -> B; (S(0), S(0)) -> S(0); (S(1), S(1)) -> S(1); (S(2), B) -> B;{{$}}
+// CHECK-NEXT: pc.one_hot loc({{.*}}): (B) -> B; (S(0)) -> S(0); (S(1)) -> S(1);{{$}}
+// CHECK-NEXT: pc.embedding_grad loc({{.*}}): (B, B) -> B; (S(0), S(0)) -> P; (S(1), S(1)) -> P; (B, S(2)) -> S(1); (B, P) -> P;{{$}}
 // CHECK-NEXT: pc.cast loc({{.*}}): (B) -> B; (S(0)) -> S(0); (S(1)) -> S(1); (S(2)) -> S(2);{{$}}
 // CHECK-NEXT: pc.cast loc({{.*}}): (B) -> B; (S(0)) -> S(0); (S(1)) -> S(1); (S(2)) -> S(2);{{$}}
 // CHECK-NEXT: pc.cast loc({{.*}}): (B) -> B; (S(0)) -> S(0); (S(1)) -> S(1);{{$}}
