@@ -101,6 +101,21 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
                                   "layout";
     return success();
   }
+  // What a result is for in training: the loss that --pc-autodiff
+  // differentiates, and the gradients it adds.
+  if (attr.getName() == "pc.loss" || attr.getName() == "pc.grad") {
+    bool loss = attr.getName() == "pc.loss";
+    if (what != "result")
+      return op->emitOpError() << "'" << attr.getName().getValue()
+                               << "' marks a result, not an " << what;
+    if (loss ? !isa<UnitAttr>(attr.getValue())
+             : !isa<FlatSymbolRefAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << attr.getName().getValue() << "' of result #" << index
+             << (loss ? " is a unit attribute"
+                      : " names the parameter it is the gradient of (@name)");
+    return success();
+  }
   return op->emitOpError() << "has the unknown pc " << what << " attribute '"
                            << attr.getName().getValue() << "'";
 }

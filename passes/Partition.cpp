@@ -218,22 +218,23 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
 
   IRMapping map;
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;
-  // The user's pc.name travels with the value, so that a runner given only
-  // per-device programs still reads and writes the named files.
-  auto attrsFor = [&](int64_t i, Type logical, StringAttr name) {
+  // The user's pc.name, and what a value is for in training (pc.loss,
+  // pc.grad), travel with the value, so that a runner given only per-device
+  // programs still reads and writes the named files and finds the loss.
+  auto attrsFor = [&](int64_t i, Type logical, DictionaryAttr original) {
     SmallVector<NamedAttribute> attrs{
         b.getNamedAttr("pc.index", b.getI64IntegerAttr(i)),
         b.getNamedAttr("pc.logical_type", TypeAttr::get(logical))};
-    if (name)
-      attrs.push_back(b.getNamedAttr("pc.name", name));
+    for (StringRef kept : {"pc.name", "pc.loss", "pc.grad"})
+      if (Attribute a = original ? original.get(kept) : Attribute())
+        attrs.push_back(b.getNamedAttr(kept, a));
     return b.getDictionaryAttr(attrs);
   };
   for (BlockArgument arg : f.getArguments())
     if (auto t = view.localType(arg.getType())) {
       map.map(arg, body->addArgument(*t, arg.getLoc()));
-      argAttrs.push_back(attrsFor(
-          arg.getArgNumber(), arg.getType(),
-          f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "pc.name")));
+      argAttrs.push_back(attrsFor(arg.getArgNumber(), arg.getType(),
+                                  f.getArgAttrDict(arg.getArgNumber())));
     }
 
   for (Operation &op : f.getBody().front()) {
@@ -242,8 +243,8 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
         if (view.localType(v.getType())) {
           results.push_back(map.lookup(v));
-          resultAttrs.push_back(attrsFor(
-              i, v.getType(), f.getResultAttrOfType<StringAttr>(i, "pc.name")));
+          resultAttrs.push_back(
+              attrsFor(i, v.getType(), f.getResultAttrDict(i)));
         }
       func::ReturnOp::create(b, ret.getLoc(), results);
       continue;

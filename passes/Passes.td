@@ -13,6 +13,50 @@
 
 include "mlir/Pass/PassBase.td"
 
+def Autodiff : Pass<"pc-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds the backward pass of a logical graph with a loss";
+  let description = [{
+    Differentiates each logical graph that has a loss, in reverse mode, and
+    returns the gradient of every trainable parameter that reaches the loss.
+    The loss is the result marked `{pc.loss}`, or the only result when it is
+    a 0-d float tensor. It runs before SBP propagation, so that propagation
+    and boxing see forward and backward together: the gradient of a
+    broadcast weight comes out partial, and its consumer decides where to
+    reduce it.
+
+    Only values that depend on a trainable parameter get gradients, and only
+    where the loss depends on them: frozen parameters (`trainable = false`),
+    inputs and integer values cost nothing backward. A parameter read by
+    several `pc.get_param`s gets the sum. Each gradient is a new result,
+    after the existing ones, in the order of the parameters' first reads,
+    marked `{pc.grad = @param, pc.name = "param.grad"}`. Every op has a rule
+    built from logical ops (the gradient of a matmul is two matmuls, of a
+    cross-entropy softmax minus `pc.one_hot`, of an embedding
+    `pc.embedding_grad`); an op without one is an error.
+
+    ```mlir
+    // input
+    func.func @f(%x: tensor<8x4xf32>) -> (tensor<f32> {pc.loss}) {
+      %w = pc.get_param @w : tensor<4x2xf32>
+      %y = pc.matmul %x, %w : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+      %l = pc.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<8x2xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    // output: the same, returning also
+    //   (tensor<4x2xf32> {pc.grad = @w, pc.name = "w.grad"})
+    // computed as pc.matmul %x, %dy {transpose_lhs}
+    ```
+  }];
+  let options = [
+    Option<"graph", "graph", "std::string", "",
+           "The graph to differentiate (default: every graph with a loss)">,
+  ];
+  let statistics = [
+    Statistic<"numGradients", "gradients", "Parameter gradients returned">,
+    Statistic<"numRules", "rules", "Ops differentiated">,
+  ];
+}
+
 def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value an SBP layout and every op a signature";
   let description = [{
