@@ -38,8 +38,8 @@ FailureOr<unsigned> findLoss(func::FuncOp f, bool required) {
   for (unsigned i = 0; i < f.getNumResults(); ++i)
     if (f.getResultAttr(i, "pc.loss")) {
       if (marked)
-        return f.emitOpError() << "marks results #" << *marked << " and #"
-                               << i << " as {pc.loss}; a graph has one loss";
+        return f.emitOpError() << "marks results #" << *marked << " and #" << i
+                               << " as {pc.loss}; a graph has one loss";
       marked = i;
     }
   if (!marked && f.getNumResults() == 1) {
@@ -144,9 +144,8 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
                ConstantOp::create(
                    b, lossValue.getLoc(), seedType,
                    DenseElementsAttr::get(
-                       seedType,
-                       ArrayRef<Attribute>{
-                           FloatAttr::get(lossType.getElementType(), 1.0)})));
+                       seedType, ArrayRef<Attribute>{FloatAttr::get(
+                                     lossType.getElementType(), 1.0)})));
 
     SmallVector<StringAttr> order;
     DenseMap<StringAttr, Value> paramGrads;
@@ -208,7 +207,6 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     ret->setOperands(results);
     return success();
   }
-
 };
 
 } // namespace

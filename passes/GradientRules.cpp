@@ -36,7 +36,9 @@ public:
   Value fill(double v, ArrayRef<int64_t> shape, Type elem) {
     auto t = RankedTensorType::get(shape, elem);
     return ConstantOp::create(
-        b, loc, t, DenseElementsAttr::get(t, ArrayRef<Attribute>{FloatAttr::get(elem, v)}));
+        b, loc, t,
+        DenseElementsAttr::get(t,
+                               ArrayRef<Attribute>{FloatAttr::get(elem, v)}));
   }
   Value scalar(double v, Value like) { return fill(v, {}, elemOf(like)); }
 
@@ -63,8 +65,8 @@ public:
   Value broadcastTo(Value x, ArrayRef<int64_t> shape) {
     if (shapeOf(x) == shape)
       return x;
-    return BroadcastToOp::create(
-        b, loc, RankedTensorType::get(shape, elemOf(x)), x);
+    return BroadcastToOp::create(b, loc,
+                                 RankedTensorType::get(shape, elemOf(x)), x);
   }
   Value sum(Value x, ArrayRef<int64_t> axes, bool keepdim) {
     return ReduceSumOp::create(b, loc, x, axes, keepdim);
@@ -220,15 +222,11 @@ LogicalResult buildGradients(GradientContext &c,
         return success();
       })
       .Case([&](TanhOp) {
-        set(0, [&] {
-          return e.mul(dy, e.sub(e.scalar(1, y), e.mul(y, y)));
-        });
+        set(0, [&] { return e.mul(dy, e.sub(e.scalar(1, y), e.mul(y, y))); });
         return success();
       })
       .Case([&](SigmoidOp) {
-        set(0, [&] {
-          return e.mul(e.mul(dy, y), e.sub(e.scalar(1, y), y));
-        });
+        set(0, [&] { return e.mul(e.mul(dy, y), e.sub(e.scalar(1, y), y)); });
         return success();
       })
       .Case([&](ReluOp) {
@@ -256,21 +254,21 @@ LogicalResult buildGradients(GradientContext &c,
             // 0.5(1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k(x +
             // c x^3)).
             double k = std::sqrt(2 / M_PI), cubic = 0.044715;
-            Value t = e.tanh(
-                e.scale(e.add(x, e.scale(e.mul(x2, x), cubic)), k));
+            Value t =
+                e.tanh(e.scale(e.add(x, e.scale(e.mul(x2, x), cubic)), k));
             Value one = e.scalar(1, x);
             Value left = e.scale(e.add(one, t), 0.5);
-            Value right = e.mul(
-                e.scale(e.mul(x, e.sub(one, e.mul(t, t))), 0.5 * k),
-                e.add(one, e.scale(x2, 3 * cubic)));
+            Value right =
+                e.mul(e.scale(e.mul(x, e.sub(one, e.mul(t, t))), 0.5 * k),
+                      e.add(one, e.scale(x2, 3 * cubic)));
             d = e.add(left, right);
           } else {
             // Phi(x) + x phi(x).
             Value cdf = e.scale(
                 e.add(e.scalar(1, x), e.erf(e.scale(x, 1 / std::sqrt(2.0)))),
                 0.5);
-            Value pdf = e.scale(e.exp(e.scale(x2, -0.5)),
-                                1 / std::sqrt(2 * M_PI));
+            Value pdf =
+                e.scale(e.exp(e.scale(x2, -0.5)), 1 / std::sqrt(2 * M_PI));
             d = e.add(cdf, e.mul(x, pdf));
           }
           return e.mul(dy, d);
@@ -297,9 +295,9 @@ LogicalResult buildGradients(GradientContext &c,
         Shape dims = trailingDims(n.getAxis(), shapeOf(x).size());
         double eps = n.getEpsilon().convertToDouble();
         Value xc = e.sub(x, e.mean(x, dims));
-        Value r = e.div(e.scalar(1, x),
-                        e.sqrt(e.add(e.mean(e.mul(xc, xc), dims),
-                                     e.scalar(eps, x))));
+        Value r =
+            e.div(e.scalar(1, x),
+                  e.sqrt(e.add(e.mean(e.mul(xc, xc), dims), e.scalar(eps, x))));
         Value xhat = e.mul(xc, r);
         set(0, [&] {
           Value g = e.mul(dy, n.getGamma());
@@ -313,9 +311,9 @@ LogicalResult buildGradients(GradientContext &c,
       .Case([&](RmsNormOp n) {
         Shape dims = trailingDims(n.getAxis(), shapeOf(x).size());
         double eps = n.getEpsilon().convertToDouble();
-        Value r = e.div(e.scalar(1, x),
-                        e.sqrt(e.add(e.mean(e.mul(x, x), dims),
-                                     e.scalar(eps, x))));
+        Value r =
+            e.div(e.scalar(1, x),
+                  e.sqrt(e.add(e.mean(e.mul(x, x), dims), e.scalar(eps, x))));
         set(0, [&] {
           Value g = e.mul(dy, n.getGamma());
           Value inner = e.mul(e.mul(x, e.mul(r, r)), e.mean(e.mul(g, x), dims));
@@ -361,8 +359,8 @@ LogicalResult buildGradients(GradientContext &c,
           Shape inverse(t.getPerm().size());
           for (auto [i, p] : llvm::enumerate(t.getPerm()))
             inverse[p] = i;
-          return Value(TransposeOp::create(c.builder, op->getLoc(), dy,
-                                           inverse));
+          return Value(
+              TransposeOp::create(c.builder, op->getLoc(), dy, inverse));
         });
         return success();
       })
@@ -452,9 +450,9 @@ LogicalResult buildGradients(GradientContext &c,
       })
       .Case([&](CastOp) {
         set(0, [&] {
-          return Value(CastOp::create(
-              c.builder, op->getLoc(),
-              RankedTensorType::get(shapeOf(x), elemOf(x)), dy));
+          return Value(
+              CastOp::create(c.builder, op->getLoc(),
+                             RankedTensorType::get(shapeOf(x), elemOf(x)), dy));
         });
         return success();
       })
