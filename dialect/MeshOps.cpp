@@ -184,6 +184,40 @@ LogicalResult ParamOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifySbpType(getOperation(), getType(), "type", symbols);
 }
 
+/// `value` is parameter `param`'s value: its logical shape and element type
+/// in any layout (that it is the parameter's layout is propagation's to
+/// ensure, as for every op), or, in a per-device program, a piece of it (no
+/// encoding, the element type and rank, no dim larger).
+static bool isValueOf(ParamOp param, RankedTensorType value) {
+  RankedTensorType logical = param.getTensorType();
+  if (logical.getElementType() != value.getElementType() ||
+      logical.getRank() != value.getRank())
+    return false;
+  if (logical.getShape() == value.getShape())
+    return true;
+  return getSbp(logical) && !getSbp(value) &&
+         llvm::all_of(llvm::zip(logical.getShape(), value.getShape()),
+                      [](auto p) { return std::get<1>(p) <= std::get<0>(p); });
+}
+
+//===----------------------------------------------------------------------===//
+// SetParamOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SetParamOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Operation *symbol = symbols.lookupNearestSymbolFrom(*this, getNameAttr());
+  auto param = dyn_cast_or_null<ParamOp>(symbol);
+  if (!param)
+    return emitOpError() << "refers to " << getNameAttr()
+                         << ", which is not a pc.param";
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (!isValueOf(param, value))
+    return emitOpError() << "value type " << value
+                         << " is not a value of parameter " << getNameAttr()
+                         << " of type " << param.getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // GetParamOp
 //===----------------------------------------------------------------------===//

@@ -149,6 +149,25 @@ def PC_GetParamOp : PC_Op<"get_param", [Pure,
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
+def PC_SetParamOp : PC_Op<"set_param", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Gives a parameter its value for the next step";
+  let description = [{
+    Stores `value` as the parameter `@name` once the step succeeds: every
+    `pc.get_param` of the same step reads the old value, the next step reads
+    this one. A step that fails stores nothing. The value has the
+    parameter's logical shape and element type; once layouts are decided it
+    is in the parameter's layout (propagation asks for it, boxing converts).
+    Optimizers end with it, for weights and for their state.
+
+    ```mlir
+    pc.set_param @w, %w_next : tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, PC_Tensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
 //===----------------------------------------------------------------------===//
 // Layout changes
 //===----------------------------------------------------------------------===//

@@ -200,7 +200,8 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
           {b.getNamedAttr("pc.grad", FlatSymbolRefAttr::get(name)),
            b.getNamedAttr("pc.name",
                           b.getStringAttr(name.getValue() + ".grad"))});
-      f.insertResult(f.getNumResults(), g.getType(), attrs);
+      if (failed(f.insertResult(f.getNumResults(), g.getType(), attrs)))
+        return failure();
       results.push_back(g);
       ++numGradients;
     }

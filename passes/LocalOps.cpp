@@ -178,6 +178,11 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
       return success();
   }
 
+  if (auto set = dyn_cast<SetParamOp>(op)) {
+    if (view.localType(set.getValue().getType()))
+      SetParamOp::create(b, loc, set.getNameAttr(), map.lookup(set.getValue()));
+    return success();
+  }
   if (auto get = dyn_cast<GetParamOp>(op)) {
     map.map(get.getResult(),
             GetParamOp::create(b, loc, *view.localType(get.getType()),

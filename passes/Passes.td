@@ -57,6 +57,56 @@ def Autodiff : Pass<"pc-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Turns gradients into parameter updates in the graph";
+  let description = [{
+    Runs after `--pc-autodiff`, before propagation. For each graph that
+    returns gradients (`{pc.grad = @w}`), it adds the update of every
+    trained parameter: SGD (with momentum and weight decay), Adam (weight
+    decay as L2 through the gradient) or AdamW (decoupled weight decay),
+    optionally after clipping all gradients by their global norm. Optimizer
+    state is frozen parameters named after the weight (`@w.momentum`,
+    `@w.adam_m`, `@w.adam_v`) with the weight's type and layout, plus one
+    step counter `@optimizer.step` for Adam's bias correction; every new
+    value is stored with `pc.set_param`. The learning rate is a new last
+    argument `%lr: tensor<f32> {pc.name = "lr"}`, which the training loop
+    feeds from its schedule. The gradient results are consumed; with
+    clipping the global norm is returned instead (`{pc.name = "grad_norm"}`).
+
+    A trained parameter without a declared layout is stored replicated on
+    the module's only mesh, so that its reads, its update and the next step
+    agree on one layout; for tensor parallelism or ZeRO, declare it.
+
+    ```mlir
+    // after --pc-autodiff: ... -> (tensor<f32> {pc.loss},
+    //                              tensor<4x3xf32> {pc.grad = @w, ...})
+    // after --pc-optimizer="kind=sgd":
+    //   func.func @f(%x: ..., %lr: tensor<f32> {pc.name = "lr"})
+    //       -> (tensor<f32> {pc.loss})
+    //   %w = pc.get_param @w : ...
+    //   %step = pc.mul %lr, %dw : ...
+    //   %next = pc.sub %w, %step : ...
+    //   pc.set_param @w, %next : ...
+    ```
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", "\"adamw\"",
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"weightDecay", "weight-decay", "double", "0.0",
+           "Weight decay (L2 for sgd and adam, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam's first-moment decay">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam's second-moment decay">,
+    Option<"eps", "eps", "double", "1e-8", "Adam's epsilon">,
+    Option<"clipNorm", "clip-norm", "double", "0.0",
+           "Clip gradients to this global norm (0: no clipping)">,
+  ];
+  let statistics = [
+    Statistic<"numUpdated", "updated", "Parameters given an update">,
+    Statistic<"numStates", "states", "Optimizer state parameters added">,
+  ];
+}
+
 def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value an SBP layout and every op a signature";
   let description = [{

@@ -65,6 +65,8 @@ private:
   bool refine(func::FuncOp f);
   /// The layout the use `use` consumes its value in, or null when any does.
   SbpAttr wantOf(OpOperand &use);
+  /// The layout parameter `name` is stored in, if known yet.
+  SbpAttr paramLayoutOf(FlatSymbolRefAttr name);
   void apply(func::FuncOp f);
 
   void decide(Value v, SbpAttr sbp) {
@@ -240,7 +242,25 @@ SbpAttr Propagator::wantOf(OpOperand &use) {
     auto f = ret->getParentOfType<func::FuncOp>();
     return getSbp(f.getResultTypes()[use.getOperandNumber()]);
   }
+  if (auto set = dyn_cast<SetParamOp>(user))
+    return paramLayoutOf(set.getNameAttr());
   return {};
+}
+
+SbpAttr Propagator::paramLayoutOf(FlatSymbolRefAttr name) {
+  // The declared layout, or that of the parameter's first read once decided
+  // (unifyParams gives every read that layout).
+  if (auto param = module.lookupSymbol<ParamOp>(name))
+    if (SbpAttr s = getSbp(param.getType()))
+      return s;
+  SbpAttr first;
+  forEachGraph(module, [&](func::FuncOp f) {
+    f.walk([&](GetParamOp get) {
+      if (!first && get.getNameAttr() == name)
+        first = layout.lookup(get.getResult());
+    });
+  });
+  return first;
 }
 
 SbpAttr Propagator::bestWant(Value v) {
@@ -436,6 +456,13 @@ void Propagator::apply(func::FuncOp f) {
     for (Value r : op.getResults())
       if (SbpAttr s = layout.lookup(r))
         r.setType(withSbp(r.getType(), s));
+    if (auto set = dyn_cast<SetParamOp>(op)) {
+      // The next step reads the value in the parameter's layout.
+      SbpAttr want = paramLayoutOf(set.getNameAttr());
+      if (want && want != layout.lookup(set.getValue()))
+        op.setAttr("pc.operand_sbps", ArrayAttr::get(ctx, {want}));
+      continue;
+    }
     auto it = chosen.find(&op);
     if (it == chosen.end())
       continue;

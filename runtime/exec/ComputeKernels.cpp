@@ -227,6 +227,19 @@ void registerDataMovement(KernelRegistry &r) {
                 return absl::OkStatus();
               });
         });
+  r.add("pc.set_param", kAll, StreamKind::Compute,
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          if (!c.store)
+            return absl::FailedPreconditionError(
+                "this session cannot store parameters");
+          std::string name = cast<SetParamOp>(op).getName().str();
+          auto store = c.store;
+          // The value is shared, not copied: it is the next step's piece.
+          return Kernel([name, store](KernelIO &io) {
+            store(name, io.sharedInputs[0]);
+            return absl::OkStatus();
+          });
+        });
   r.add("pc.get_param", kAll, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto get = cast<GetParamOp>(op);

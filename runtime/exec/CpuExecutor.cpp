@@ -160,6 +160,13 @@ uint32_t RankProgram::addActor(std::string name, StreamKind stream,
 }
 
 absl::Status RankProgram::build(func::FuncOp f, std::vector<HostTensor> args) {
+  // A step that stores parameters must finish before the next reads them.
+  if (options.iterations > 1)
+    for (auto set : f.getOps<SetParamOp>())
+      return named(absl::InvalidArgumentError(
+                       "a training step stores parameters, so it runs one "
+                       "iteration per run (steps are runs)"),
+                   context.rank, set);
   for (auto [arg, value] : llvm::zip(f.getArguments(), args)) {
     auto shared = std::make_shared<const HostTensor>(std::move(value));
     sources[arg] = {addActor(absl::StrCat("arg", arg.getArgNumber()),
@@ -289,6 +296,59 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
       .first->second;
 }
 
+absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
+  MeshCache meshes(module);
+  std::map<std::string, HostTensor> out;
+  for (auto p : module.getOps<ParamOp>()) {
+    std::string name = p.getSymName().str();
+    absl::StatusOr<CommType> type = commTypeOf(p.getType());
+    if (!type.ok())
+      return type.status();
+    SbpAttr sbp = getSbp(p.getType());
+    HostTensor whole = HostTensor::zeros(shapeOf(p.getType()), *type);
+    bool fromPieces = false;
+    if (sbp) {
+      // Every mesh position's piece, where all exist (a parameter the
+      // programs never read has none).
+      MeshOp mesh = meshes.lookup(sbp);
+      std::vector<std::shared_ptr<const HostTensor>> pieces;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (int64_t q = 0; q < mesh.getNumDevices(); ++q) {
+          auto it = params.find({mesh.getRank(q), name});
+          pieces.push_back(it == params.end() ? nullptr : it->second);
+        }
+      }
+      fromPieces = llvm::all_of(pieces, [](auto &t) { return t != nullptr; });
+      for (int64_t q = 0; fromPieces && q < mesh.getNumDevices(); ++q) {
+        Box box = localBox(whole.shape, mesh.getShape(), sbp.getEntries(),
+                           delinearize(mesh.getShape(), q));
+        if (pieces[q]->shape != box.sizes || pieces[q]->type != *type)
+          return absl::InternalError(absl::StrCat(
+              "the pieces of parameter '", name, "' do not fit its layout"));
+        copyBox(pieces[q]->bytes.data(), pieces[q]->shape,
+                Shape(box.sizes.size(), 0), whole.bytes.data(), whole.shape,
+                box.offsets, box.sizes, sizeOf(*type));
+      }
+    }
+    if (!fromPieces) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (auto l = loaded.find(name); l != loaded.end()) {
+        whole = l->second;
+      } else {
+        absl::StatusOr<reference::Array> value =
+            reference::initialParam(module, name, seed);
+        if (!value.ok())
+          return value.status();
+        for (int64_t i = 0; i < whole.numel(); ++i)
+          whole.set(i, value->data[i]);
+      }
+    }
+    out[name] = std::move(whole);
+  }
+  return out;
+}
+
 absl::StatusOr<CpuRun> runOnCpu(ModuleOp module, llvm::StringRef graph,
                                 const std::vector<HostTensor> &inputs,
                                 uint64_t seed) {
@@ -363,10 +423,16 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       // Each rank binds its own program: the mesh cache is not shared
       // between threads.
       MeshCache rankMeshes(module);
-      BindContext context{j->rank, rankMeshes, *comm,
-                          [&](llvm::StringRef name, Type local) {
-                            return param(j->rank, name, local);
-                          }};
+      BindContext context{
+          j->rank, rankMeshes, *comm,
+          [&](llvm::StringRef name, Type local) {
+            return param(j->rank, name, local);
+          },
+          [&, rank = j->rank](llvm::StringRef name,
+                              std::shared_ptr<const HostTensor> piece) {
+            std::lock_guard<std::mutex> lock(mu);
+            pending[{rank, name.str()}] = std::move(piece);
+          }};
       RankProgram program(kernels, context, options);
       if (absl::Status s = program.build(j->program, std::move(j->args));
           !s.ok())
@@ -395,13 +461,25 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   for (std::thread &t : threads)
     t.join();
   // Report the cause, from the lowest rank that had one, not the ranks its
-  // abort released from their collectives.
+  // abort released from their collectives. A failed step stores nothing.
+  auto failedStep = [&](absl::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    pending.clear();
+    return s;
+  };
   for (Job &job : jobs)
     if (!job.results.ok() && !isReleasedByAbort(job.results.status()))
-      return job.results.status();
+      return failedStep(job.results.status());
   for (Job &job : jobs)
     if (!job.results.ok())
-      return job.results.status();
+      return failedStep(job.results.status());
+  {
+    // The step succeeded: what it stored becomes the parameters.
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto &[key, piece] : pending)
+      params[key] = std::move(piece);
+    pending.clear();
+  }
 
   CpuRun run;
   std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;

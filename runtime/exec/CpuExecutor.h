@@ -86,6 +86,11 @@ public:
   absl::StatusOr<std::shared_ptr<const HostTensor>>
   param(int64_t rank, llvm::StringRef name, mlir::Type local);
 
+  /// Every parameter's logical value now: assembled from the ranks' pieces
+  /// where the parameter has been used (and perhaps trained), else its
+  /// loaded or initial value.
+  absl::StatusOr<std::map<std::string, HostTensor>> snapshot();
+
 private:
   mlir::ModuleOp module;
   uint64_t seed;
@@ -93,6 +98,9 @@ private:
   std::mutex mu;
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
       params;
+  /// What the running step stored (pc.set_param), applied when it succeeds.
+  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+      pending;
   std::map<std::string, HostTensor> loaded;
 };
 

@@ -57,6 +57,11 @@ struct BindContext {
   std::function<absl::StatusOr<std::shared_ptr<const HostTensor>>(
       llvm::StringRef name, mlir::Type local)>
       param;
+  /// Keeps rank `rank`'s piece of parameter `name` for the next step
+  /// (pc.set_param); the session applies it once the step succeeded.
+  std::function<void(llvm::StringRef name,
+                     std::shared_ptr<const HostTensor> piece)>
+      store;
   /// Per (from, to) layout pair: transfers bound so far, for send/recv tags.
   std::map<std::string, int64_t> transfers;
   /// Set while a widening entry binds its f32 kernel: results of a 16-bit

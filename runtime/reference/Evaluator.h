@@ -132,6 +132,8 @@ public:
 
   absl::StatusOr<std::vector<Array>> run(mlir::func::FuncOp f,
                                          const std::vector<Array> &args);
+  /// Where pc.set_param values go (logical runs).
+  void collectUpdates(std::map<std::string, Array> *into) { updates = into; }
 
 private:
   bool distributed() const { return world != nullptr; }
@@ -160,6 +162,7 @@ private:
   int64_t rank;
   World *world;
   const std::map<std::string, Array> *params;
+  std::map<std::string, Array> *updates = nullptr;
   llvm::DenseMap<mlir::Value, Array> env;
   std::vector<Array> results;
   std::map<std::string, int64_t> transferCount;

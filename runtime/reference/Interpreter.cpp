@@ -119,7 +119,8 @@ absl::StatusOr<double> maxRelativeError(const std::vector<Array> &actual,
 absl::StatusOr<std::vector<Array>>
 runLogical(ModuleOp module, llvm::StringRef graph,
            const std::vector<Array> &inputs, uint64_t seed,
-           const std::map<std::string, Array> *params) {
+           const std::map<std::string, Array> *params,
+           std::map<std::string, Array> *updates) {
   func::FuncOp f = findGraph(module, graph);
   if (!f)
     return absl::NotFoundError(absl::StrCat("no graph @", graph.str()));
@@ -127,7 +128,9 @@ runLogical(ModuleOp module, llvm::StringRef graph,
     return absl::InvalidArgumentError(
         absl::StrCat("@", graph.str(), " takes ", f.getNumArguments(),
                      " inputs, not ", inputs.size()));
-  return Evaluator(module, seed, /*rank=*/0, nullptr, params).run(f, inputs);
+  Evaluator evaluator(module, seed, /*rank=*/0, nullptr, params);
+  evaluator.collectUpdates(updates);
+  return evaluator.run(f, inputs);
 }
 
 absl::StatusOr<std::vector<Array>>

@@ -42,11 +42,13 @@ struct Traffic {
 /// Runs the logical graph `graph` of `module` on one device with
 /// `inputs` (one per argument, logical shapes). Parameters are initialized
 /// from their #pc.init with `seed`, except those given in `params` (by
-/// name, logical shapes).
+/// name, logical shapes). The values the graph stores with pc.set_param go
+/// to `updates`, when given.
 absl::StatusOr<std::vector<Array>>
 runLogical(mlir::ModuleOp module, llvm::StringRef graph,
            const std::vector<Array> &inputs, uint64_t seed,
-           const std::map<std::string, Array> *params = nullptr);
+           const std::map<std::string, Array> *params = nullptr,
+           std::map<std::string, Array> *updates = nullptr);
 
 /// Runs the per-device programs of `graph` (functions with pc.graph = graph)
 /// on their ranks, feeding each rank its pieces of the logical `inputs`, and

@@ -1,0 +1,323 @@
+//===- Optimizer.cpp - --pc-optimizer -------------------------------------===//
+//
+// Turns the gradients --pc-autodiff returns into parameter updates inside
+// the graph: optimizer state becomes persistent parameters with their own
+// layout (the weight's, so ZeRO later shards it by changing only that), the
+// update math is logical ops, and pc.set_param stores the new values. The
+// learning rate is a graph input (`lr`), so the training loop's schedule
+// changes it without recompiling; Adam's bias correction counts steps in a
+// parameter of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+namespace pc {
+#define GEN_PASS_DEF_OPTIMIZER
+#include "passes/Passes.h.inc"
+} // namespace pc
+
+using namespace mlir;
+using namespace pc;
+
+namespace {
+
+/// Builds the update math. Scalars (constants, the learning rate, the
+/// clipping factor) are replicated on the mesh of the parameter being
+/// updated, stated in their types: the update is then local by
+/// construction, and propagation has nothing to choose.
+struct Emit {
+  OpBuilder &b;
+  Location loc;
+  SbpAttr replicated; // B on the current mesh
+
+  Value scalar(double v, Type elem) {
+    auto plain = RankedTensorType::get({}, elem);
+    auto t = cast<RankedTensorType>(withSbp(plain, replicated));
+    return ConstantOp::create(
+        b, loc, t,
+        DenseElementsAttr::get(plain,
+                               ArrayRef<Attribute>{FloatAttr::get(elem, v)}));
+  }
+  /// `x` (a replicated scalar) on the current mesh.
+  Value here(Value x) {
+    SbpAttr s = getSbp(x.getType());
+    if (!s || s == replicated)
+      return x;
+    return ToSbpOp::create(b, loc, withSbp(x.getType(), replicated), x);
+  }
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
+  Value exp(Value x) { return ExpOp::create(b, loc, x); }
+  Value relu(Value x) { return ReluOp::create(b, loc, x); }
+  Value scale(Value x, double k) {
+    return mul(x,
+               scalar(k, cast<RankedTensorType>(x.getType()).getElementType()));
+  }
+  Value sumAll(Value x) {
+    auto t = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      axes.push_back(d);
+    if (axes.empty())
+      return x;
+    return ReduceSumOp::create(b, loc, x, axes, /*keepdim=*/false);
+  }
+};
+
+struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
+  using OptimizerBase::OptimizerBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (kind != "sgd" && kind != "adam" && kind != "adamw") {
+      module.emitError() << "--pc-optimizer: kind must be sgd, adam or adamw, "
+                            "not '"
+                         << kind << "'";
+      return signalPassFailure();
+    }
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
+        !(eps > 0) || momentum < 0 || weightDecay < 0 || clipNorm < 0) {
+      module.emitError() << "--pc-optimizer: needs 0 <= beta1, beta2 < 1, "
+                            "eps > 0, and momentum, weight-decay and "
+                            "clip-norm >= 0";
+      return signalPassFailure();
+    }
+    for (auto f : llvm::to_vector(module.getOps<func::FuncOp>()))
+      if (!f.isExternal() && !f->hasAttr("pc.graph") &&
+          failed(update(module, f)))
+        return signalPassFailure();
+  }
+
+  /// The parameter's layout, fixing an undeclared one to replicated on the
+  /// module's only mesh: a trained parameter is stored in one layout, which
+  /// its reads, its update and the next step share.
+  FailureOr<RankedTensorType> storedType(ModuleOp module, ParamOp param) {
+    if (getSbp(param.getType()))
+      return param.getTensorType();
+    MeshCache meshes(module);
+    MeshOp mesh = meshes.onlyMesh();
+    if (!mesh)
+      return param.emitOpError()
+             << "is trained but has no layout, and the module has "
+             << (module.getOps<MeshOp>().empty() ? "no mesh" : "several meshes")
+             << " to replicate it on; declare its layout";
+    SmallVector<SbpEntry> entries(mesh.getShape().size(),
+                                  SbpEntry::broadcast());
+    auto type = cast<RankedTensorType>(withSbp(
+        param.getType(),
+        makeSbp(module.getContext(),
+                FlatSymbolRefAttr::get(mesh.getSymNameAttr()), entries)));
+    param.setTypeAttr(TypeAttr::get(type));
+    module.walk([&](GetParamOp get) {
+      if (get.getName() == param.getSymName())
+        get.getResult().setType(type);
+    });
+    return type;
+  }
+
+  /// A new frozen parameter `name` of `type`, filled with zeros.
+  ParamOp addState(ModuleOp module, ParamOp after, StringRef name,
+                   RankedTensorType type) {
+    OpBuilder b(after);
+    b.setInsertionPointAfter(after);
+    auto state = ParamOp::create(
+        b, after.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
+        InitAttr::get(module.getContext(), InitKind::zeros, APFloat(0.0),
+                      APFloat(0.0)),
+        b.getBoolAttr(false));
+    ++numStates;
+    return state;
+  }
+
+  LogicalResult update(ModuleOp module, func::FuncOp f) {
+    SmallVector<unsigned> gradResults;
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      if (f.getResultAttr(i, "pc.grad"))
+        gradResults.push_back(i);
+    if (gradResults.empty())
+      return success(); // Not a training graph.
+    Block &body = f.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder b(ret);
+    Emit e{b, f.getLoc(), {}};
+    auto replicatedOn = [&](SbpAttr like) {
+      return makeSbp(module.getContext(), like.getMesh(),
+                     SmallVector<SbpEntry>(like.getEntries().size(),
+                                           SbpEntry::broadcast()));
+    };
+
+    struct Trained {
+      ParamOp param;
+      RankedTensorType type;
+      Value grad;
+    };
+    SmallVector<Trained> trained;
+    Value lr32;
+    for (unsigned i : gradResults) {
+      auto name = f.getResultAttrOfType<FlatSymbolRefAttr>(i, "pc.grad");
+      auto param = module.lookupSymbol<ParamOp>(name);
+      if (!param)
+        return f.emitOpError() << "result #" << i << " is the gradient of "
+                               << name << ", which is not a pc.param";
+      FailureOr<RankedTensorType> type = storedType(module, param);
+      if (failed(type))
+        return failure();
+      // The update is elementwise with the weight: the gradient is needed
+      // in the weight's layout, so it converts once, here (a partial
+      // gradient of a replicated weight is all-reduced, of a split one
+      // reduce-scattered), and everything after is local.
+      Value g = ret.getOperand(i);
+      g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), getSbp(*type)),
+                          g);
+      trained.push_back({param, *type, g});
+    }
+
+    // The learning rate, fed by the training loop's schedule, replicated on
+    // the first trained parameter's mesh.
+    e.replicated = replicatedOn(getSbp(trained.front().type));
+    auto lrType = cast<RankedTensorType>(
+        withSbp(RankedTensorType::get({}, b.getF32Type()), e.replicated));
+    unsigned lrIndex = f.getNumArguments();
+    if (failed(f.insertArgument(lrIndex, lrType,
+                                b.getDictionaryAttr({b.getNamedAttr(
+                                    "pc.name", b.getStringAttr("lr"))}),
+                                f.getLoc())))
+      return failure();
+    lr32 = body.getArgument(lrIndex);
+
+    // Clipping by the global norm: the sum of squares spans every gradient,
+    // whatever their layouts (propagation reduces the partial sums).
+    Value clipFactor, gradNorm;
+    if (clipNorm > 0) {
+      Value total;
+      for (Trained &t : trained) {
+        Value g = t.grad;
+        if (!cast<RankedTensorType>(g.getType()).getElementType().isF32())
+          g = CastOp::create(b, e.loc,
+                             RankedTensorType::get(
+                                 cast<RankedTensorType>(g.getType()).getShape(),
+                                 b.getF32Type()),
+                             g);
+        Value sq = e.here(e.sumAll(e.mul(g, g)));
+        total = total ? e.add(total, sq) : sq;
+      }
+      gradNorm = e.sqrt(total);
+      // min(1, clip / (norm + 1e-6)) = 1 - relu(1 - clip / (norm + 1e-6)).
+      Value one = e.scalar(1, b.getF32Type());
+      Value ratio = e.div(e.scalar(clipNorm, b.getF32Type()),
+                          e.add(gradNorm, e.scalar(1e-6, b.getF32Type())));
+      clipFactor = e.sub(one, e.relu(e.sub(one, ratio)));
+    }
+
+    // Adam's step count, for the bias corrections 1 - beta^t.
+    Value biasCorrection1, biasCorrection2;
+    if (kind != "sgd") {
+      auto stepType = RankedTensorType::get({}, b.getF32Type());
+      ParamOp last = trained.back().param;
+      std::string stepName = "optimizer.step";
+      for (int k = 1; module.lookupSymbol(stepName); ++k)
+        stepName = "optimizer.step." + std::to_string(k);
+      FailureOr<RankedTensorType> stepStored =
+          storedType(module, addState(module, last, stepName, stepType));
+      if (failed(stepStored))
+        return failure();
+      Value step =
+          GetParamOp::create(b, e.loc, *stepStored,
+                             FlatSymbolRefAttr::get(b.getStringAttr(stepName)));
+      Value t = e.add(step, e.scalar(1, b.getF32Type()));
+      SetParamOp::create(b, e.loc, b.getStringAttr(stepName), t);
+      Value one = e.scalar(1, b.getF32Type());
+      biasCorrection1 = e.sub(one, e.exp(e.scale(t, std::log(double(beta1)))));
+      biasCorrection2 = e.sub(one, e.exp(e.scale(t, std::log(double(beta2)))));
+    }
+
+    for (Trained &t : trained) {
+      Type elem = t.type.getElementType();
+      e.replicated = replicatedOn(getSbp(t.type));
+      auto ref = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
+      auto read = [&](StringRef name, RankedTensorType type) {
+        return GetParamOp::create(b, e.loc, type,
+                                  FlatSymbolRefAttr::get(b.getStringAttr(name)))
+            .getResult();
+      };
+      // Math in the parameter's type; scalars of f32 become that type.
+      auto asElem = [&](Value scalar32) -> Value {
+        scalar32 = e.here(scalar32);
+        if (elem.isF32())
+          return scalar32;
+        return CastOp::create(
+            b, e.loc, withSbp(RankedTensorType::get({}, elem), e.replicated),
+            scalar32);
+      };
+      Value w = read(t.param.getSymName(), t.type);
+      Value g = t.grad;
+      if (clipFactor)
+        g = e.mul(g, asElem(clipFactor));
+      Value lr = asElem(lr32);
+      if (weightDecay > 0 && kind != "adamw")
+        g = e.add(g, e.scale(w, weightDecay)); // L2, through the gradient.
+      Value step;
+      if (kind == "sgd") {
+        step = g;
+        if (momentum > 0) {
+          std::string name = (t.param.getSymName() + ".momentum").str();
+          addState(module, t.param, name, t.type);
+          Value buf = e.add(e.scale(read(name, t.type), momentum), g);
+          SetParamOp::create(b, e.loc, b.getStringAttr(name), buf);
+          step = buf;
+        }
+      } else {
+        std::string mName = (t.param.getSymName() + ".adam_m").str();
+        std::string vName = (t.param.getSymName() + ".adam_v").str();
+        addState(module, t.param, vName, t.type);
+        addState(module, t.param, mName, t.type);
+        Value m =
+            e.add(e.scale(read(mName, t.type), beta1), e.scale(g, 1 - beta1));
+        Value v = e.add(e.scale(read(vName, t.type), beta2),
+                        e.scale(e.mul(g, g), 1 - beta2));
+        SetParamOp::create(b, e.loc, b.getStringAttr(mName), m);
+        SetParamOp::create(b, e.loc, b.getStringAttr(vName), v);
+        Value mHat = e.div(m, asElem(biasCorrection1));
+        Value vHat = e.div(v, asElem(biasCorrection2));
+        step = e.div(mHat, e.add(e.sqrt(vHat), e.scalar(eps, elem)));
+        if (weightDecay > 0 && kind == "adamw")
+          step = e.add(step, e.scale(w, weightDecay)); // Decoupled.
+      }
+      SetParamOp::create(b, e.loc, ref.getAttr(), e.sub(w, e.mul(lr, step)));
+      ++numUpdated;
+    }
+
+    // The gradients are consumed; the loss stays, and the global norm joins
+    // it when clipping.
+    SmallVector<Value> results;
+    BitVector drop(f.getNumResults());
+    for (unsigned i : gradResults)
+      drop.set(i);
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      if (!drop.test(i))
+        results.push_back(ret.getOperand(i));
+    if (failed(f.eraseResults(drop)))
+      return failure();
+    if (gradNorm) {
+      if (failed(f.insertResult(
+              f.getNumResults(), gradNorm.getType(),
+              b.getDictionaryAttr(
+                  {b.getNamedAttr("pc.name", b.getStringAttr("grad_norm"))}))))
+        return failure();
+      results.push_back(gradNorm);
+    }
+    ret->setOperands(results);
+    return success();
+  }
+};
+
+} // namespace
