@@ -11,6 +11,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <atomic>
 #include <chrono>
@@ -232,21 +233,27 @@ RankProgram::run(std::span<Stream *const> streams,
 
 } // namespace
 
-absl::Status CpuSession::load(std::map<std::string, HostTensor> values) {
+absl::Status CpuSession::load(std::map<std::string, HostTensor> values,
+                              bool requireAll) {
   for (auto p : module.getOps<ParamOp>()) {
     std::string name = p.getSymName().str();
     auto it = values.find(name);
-    if (it == values.end())
-      return absl::NotFoundError(
-          absl::StrCat("the parameters have no tensor '", name, "'"));
+    if (it == values.end()) {
+      if (requireAll)
+        return absl::NotFoundError(
+            absl::StrCat("the parameters have no tensor '", name, "'"));
+      continue;
+    }
     Shape shape = shapeOf(p.getType());
     absl::StatusOr<CommType> type = commTypeOf(p.getType());
     if (!type.ok())
       return type.status();
     if (it->second.shape != shape || it->second.type != *type)
       return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", name, "' does not match @", name,
-                       " (its shape or element type differs)"));
+          absl::StrCat("tensor '", name, "' does not match @", name, ": it is ",
+                       nameOf(it->second.type), " of shape ",
+                       absl::StrJoin(it->second.shape, "x"), ", the parameter ",
+                       nameOf(*type), " of shape ", absl::StrJoin(shape, "x")));
   }
   std::lock_guard<std::mutex> lock(mu);
   loaded = std::move(values);
@@ -294,6 +301,12 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   return params
       .emplace(key, std::make_shared<const HostTensor>(std::move(piece)))
       .first->second;
+}
+
+std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+CpuSession::pieces() {
+  std::lock_guard<std::mutex> lock(mu);
+  return params;
 }
 
 absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {

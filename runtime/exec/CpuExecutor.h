@@ -70,9 +70,13 @@ public:
       : module(module), seed(seed), kernels(cpuKernels()) {}
 
   /// Starts the parameters from `values` (logical tensors by parameter
-  /// name) instead of their initializers. Every parameter of the module must
-  /// be there, with its logical shape and element type.
-  absl::Status load(std::map<std::string, HostTensor> values);
+  /// name) instead of their initializers, resharding them for the programs'
+  /// layouts. Each given tensor must have its parameter's logical shape and
+  /// element type; with `requireAll` every parameter must be given (a
+  /// checkpoint), else the missing ones keep their initializers (weights
+  /// without optimizer state).
+  absl::Status load(std::map<std::string, HostTensor> values,
+                    bool requireAll = true);
 
   /// Runs the per-device programs of `graph` (functions with
   /// pc.graph = graph) on their ranks, feeding each its pieces of the
@@ -90,6 +94,13 @@ public:
   /// where the parameter has been used (and perhaps trained), else its
   /// loaded or initial value.
   absl::StatusOr<std::map<std::string, HostTensor>> snapshot();
+
+  /// The pieces the ranks hold now, by (rank, parameter name); parameters
+  /// no program has read yet have none.
+  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+  pieces();
+
+  mlir::ModuleOp getModule() const { return module; }
 
 private:
   mlir::ModuleOp module;

@@ -5,7 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdio>
+#include <fcntl.h>
 #include <fstream>
+#include <unistd.h>
 
 namespace pc::runtime {
 
@@ -96,6 +99,91 @@ readSafetensors(const std::string &path) {
     tensors.emplace(name, std::move(tensor));
   }
   return tensors;
+}
+
+namespace {
+const char *dtypeOf(CommType t) {
+  switch (t) {
+  case CommType::F32:
+    return "F32";
+  case CommType::F64:
+    return "F64";
+  case CommType::I32:
+    return "I32";
+  case CommType::I64:
+    return "I64";
+  case CommType::F16:
+    return "F16";
+  case CommType::BF16:
+    return "BF16";
+  }
+  return "?";
+}
+} // namespace
+
+absl::Status writeFileAtomically(const std::string &path,
+                                 const std::string &bytes) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return absl::PermissionDeniedError(absl::StrCat(tmp, ": cannot write"));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return absl::DataLossError(absl::StrCat(tmp, ": write failed"));
+    }
+    done += n;
+  }
+  // The data is on disk before the name points at it.
+  bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return absl::DataLossError(absl::StrCat(path, ": could not replace it"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status
+writeSafetensors(const std::string &path,
+                 const std::map<std::string, HostTensor> &tensors,
+                 const std::map<std::string, std::string> &metadata) {
+  llvm::json::Object header;
+  if (!metadata.empty()) {
+    llvm::json::Object meta;
+    for (auto &[k, v] : metadata)
+      meta[k] = v;
+    header["__metadata__"] = std::move(meta);
+  }
+  int64_t offset = 0;
+  for (auto &[name, t] : tensors) {
+    llvm::json::Array shape;
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    int64_t bytes = static_cast<int64_t>(t.bytes.size());
+    header[name] = llvm::json::Object{
+        {"dtype", dtypeOf(t.type)},
+        {"shape", std::move(shape)},
+        {"data_offsets", llvm::json::Array{offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(std::move(header));
+  // Pad the header with spaces to 8 bytes, as the format recommends.
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string file;
+  file.reserve(8 + json.size() + offset);
+  for (int i = 0; i < 8; ++i)
+    file.push_back(
+        static_cast<char>((uint64_t(json.size()) >> (8 * i)) & 0xff));
+  file += json;
+  for (auto &[name, t] : tensors)
+    file.append(t.bytes.data(), t.bytes.size());
+  return writeFileAtomically(path, file);
 }
 
 } // namespace pc::runtime

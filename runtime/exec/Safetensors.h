@@ -2,7 +2,8 @@
 //
 // The safetensors format: an 8-byte little-endian header length, a JSON
 // header mapping tensor names to {dtype, shape, data_offsets}, then the
-// data. pc-run loads parameters from it (--params).
+// data. pc-run loads parameters from it (--params) and checkpoints are
+// made of it (runtime/exec/Checkpoint.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,10 +19,24 @@
 
 namespace pc::runtime {
 
-/// Every tensor of the file (F32, F64, I32 and I64), by name. A malformed
-/// file is an error that names the file and, where it can, the tensor.
+/// Every tensor of the file (F32, F16, BF16, F64, I32 and I64), by name. A
+/// malformed file is an error that names the file and, where it can, the
+/// tensor.
 absl::StatusOr<std::map<std::string, HostTensor>>
 readSafetensors(const std::string &path);
+
+/// Writes `tensors` to `path` atomically: to a temporary file next to it,
+/// flushed to disk, then renamed over `path`, so that a crash leaves either
+/// the old file or the new one, never a part. `metadata` goes to the
+/// header's __metadata__.
+absl::Status
+writeSafetensors(const std::string &path,
+                 const std::map<std::string, HostTensor> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
+
+/// Writes `bytes` to `path` through a temporary file, fsync and rename.
+absl::Status writeFileAtomically(const std::string &path,
+                                 const std::string &bytes);
 
 } // namespace pc::runtime
 

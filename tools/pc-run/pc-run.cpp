@@ -19,9 +19,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/InitAll.h"
+#include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
+#include "runtime/exec/Schedule.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/reference/Interpreter.h"
 
@@ -43,6 +45,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <unistd.h>
 
 using namespace mlir;
 using pc::runtime::CommType;
@@ -95,6 +98,52 @@ int main(int argc, char **argv) {
       "threads-per-device",
       cl::desc("BLAS threads per device (default: cores / devices)"),
       cl::init(0));
+  // Training.
+  cl::OptionCategory trainCat("Training (--train)");
+  cl::opt<bool> train("train",
+                      cl::desc("Train: differentiate the loss, add the "
+                               "optimizer, run --steps steps"),
+                      cl::cat(trainCat));
+  cl::opt<std::string> optimizer("optimizer", cl::desc("sgd, adam or adamw"),
+                                 cl::init("adamw"), cl::cat(trainCat));
+  cl::opt<double> lr("lr", cl::desc("Learning rate (the schedule's peak)"),
+                     cl::init(1e-3), cl::cat(trainCat));
+  cl::opt<double> momentum("momentum", cl::desc("SGD momentum"), cl::init(0.0),
+                           cl::cat(trainCat));
+  cl::opt<double> weightDecay("weight-decay", cl::desc("Weight decay"),
+                              cl::init(0.0), cl::cat(trainCat));
+  cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9),
+                        cl::cat(trainCat));
+  cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999),
+                        cl::cat(trainCat));
+  cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8),
+                      cl::cat(trainCat));
+  cl::opt<double> clipNorm("clip-norm",
+                           cl::desc("Clip gradients to this global norm"),
+                           cl::init(0.0), cl::cat(trainCat));
+  cl::opt<std::string> schedule(
+      "schedule", cl::desc("constant, or cosine (linear warmup, cosine decay)"),
+      cl::init("constant"), cl::cat(trainCat));
+  cl::opt<int> warmupSteps("warmup-steps", cl::desc("Warmup steps (cosine)"),
+                           cl::init(0), cl::cat(trainCat));
+  cl::opt<int> totalSteps(
+      "total-steps",
+      cl::desc("Step where the cosine ends (default: the last step)"),
+      cl::init(0), cl::cat(trainCat));
+  cl::opt<double> minLr("min-lr", cl::desc("The cosine's final rate"),
+                        cl::init(0.0), cl::cat(trainCat));
+  cl::opt<std::string> savePath(
+      "save", cl::desc("Checkpoint to write at the end (and --save-every)"),
+      cl::cat(trainCat));
+  cl::opt<std::string> saveFormat(
+      "save-format", cl::desc("logical (one file) or sharded (a directory)"),
+      cl::init("logical"), cl::cat(trainCat));
+  cl::opt<int> saveEvery("save-every",
+                         cl::desc("Also checkpoint every N steps"), cl::init(0),
+                         cl::cat(trainCat));
+  cl::opt<std::string> loadPath(
+      "load", cl::desc("Resume from a checkpoint (either format, any mesh)"),
+      cl::cat(trainCat));
   pc::registerAllPasses();
   cl::ParseCommandLineOptions(argc, argv, "pc-run: run a model\n");
 
@@ -134,6 +183,20 @@ int main(int argc, char **argv) {
     }
   if (graph.empty())
     return fail(model + " has no graph");
+
+  // Training: the loss's gradients and the optimizer join the graph before
+  // anything else sees it.
+  if (train && !partitioned) {
+    auto exact = [](double v) { return llvm::formatv("{0:e16}", v).str(); };
+    std::string pipeline = llvm::formatv(
+        "pc-autodiff{{graph={0}},pc-optimizer{{kind={1} momentum={2} "
+        "weight-decay={3} beta1={4} beta2={5} eps={6} clip-norm={7}}",
+        graph, optimizer.getValue(), exact(momentum), exact(weightDecay),
+        exact(beta1), exact(beta2), exact(eps), exact(clipNorm));
+    PassManager pm = PassManager::on<ModuleOp>(&context);
+    if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(*module)))
+      return 1; // The passes reported why.
+  }
 
   // The arguments: from the logical signature, or from the per-device
   // programs' pc.index / pc.logical_type / pc.name.
@@ -259,35 +322,168 @@ int main(int argc, char **argv) {
     auto values = pc::runtime::readSafetensors(paramsPath);
     if (!values.ok())
       return fail(values.status().ToString());
-    if (absl::Status s = session.load(std::move(*values)); !s.ok())
+    // Weights alone are enough: optimizer state starts from its initializer.
+    if (absl::Status s =
+            session.load(std::move(*values), /*requireAll=*/!train);
+        !s.ok())
       return fail(paramsPath + ": " + std::string(s.message()));
   }
-  pc::runtime::CpuRunOptions options;
-  options.iterations = steps;
-  options.registers = registers;
-  options.trace = !tracePath.empty();
-  absl::StatusOr<pc::runtime::CpuRun> run = session.run(graph, inputs, options);
-  if (!run.ok())
-    return fail(run.status().ToString());
-  // Steps overlap; a step's time is from the previous step's end to its own
-  // (the first includes binding and parameter initialization).
-  llvm::json::Array stepTimes;
-  double previous = 0;
-  for (auto [s, doneUs] : llvm::enumerate(run->iterationDoneUs)) {
-    double seconds = (doneUs - previous) * 1e-6;
-    previous = doneUs;
-    stepTimes.push_back(llvm::json::Object{{"step", s}, {"wall_s", seconds}});
-    llvm::outs() << "step " << s << ": " << llvm::format("%.4f", seconds)
-                 << " s\n";
+  int64_t firstStep = 0;
+  if (!loadPath.empty()) {
+    absl::StatusOr<pc::runtime::LoadedCheckpoint> ck =
+        pc::runtime::readCheckpoint(loadPath);
+    if (!ck.ok())
+      return fail(ck.status().ToString());
+    if (absl::Status s = session.load(std::move(ck->tensors)); !s.ok())
+      return fail(loadPath + ": " + std::string(s.message()));
+    firstStep = ck->step;
   }
-  // Overlapped steps finish unevenly; their rate after the first (which
-  // also binds and initializes) is the steady-state step time.
+
+  llvm::json::Array stepTimes;
   std::optional<double> steadyStep;
-  if (steps > 1) {
-    const std::vector<double> &done = run->iterationDoneUs;
-    steadyStep = (done.back() - done.front()) * 1e-6 / (steps - 1);
-    llvm::outs() << "steady state: " << llvm::format("%.4f", *steadyStep)
-                 << " s per step\n";
+  absl::StatusOr<pc::runtime::CpuRun> run;
+  if (train) {
+    // Where the loop feeds the rate and reads the loss: from the programs'
+    // argument and result attributes, which partition keeps.
+    std::optional<int64_t> lrIndex, lossIndex, normIndex;
+    for (auto f : module->getOps<func::FuncOp>()) {
+      auto of = f->getAttrOfType<StringAttr>("pc.graph");
+      if (!of || of.getValue() != graph)
+        continue;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        if (auto n = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
+          if (n.getValue() == "lr")
+            lrIndex = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
+      for (unsigned i = 0; i < f.getNumResults(); ++i) {
+        int64_t index =
+            f.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
+        if (f.getResultAttr(i, "pc.loss"))
+          lossIndex = index;
+        if (auto n = f.getResultAttrOfType<StringAttr>(i, "pc.name"))
+          if (n.getValue() == "grad_norm")
+            normIndex = index;
+      }
+    }
+    if (!lrIndex || !lossIndex)
+      return fail("@" + graph +
+                  " is not a training step: it needs an `lr` input and a "
+                  "{pc.loss} result (train a logical graph with a loss)");
+    absl::StatusOr<pc::runtime::LrSchedule::Kind> kind =
+        pc::runtime::LrSchedule::parse(schedule);
+    if (!kind.ok())
+      return fail(std::string(kind.status().message()));
+    pc::runtime::CheckpointFormat format =
+        saveFormat == "sharded" ? pc::runtime::CheckpointFormat::Sharded
+                                : pc::runtime::CheckpointFormat::Logical;
+    if (saveFormat != "sharded" && saveFormat != "logical")
+      return fail("--save-format must be logical or sharded, not '" +
+                  saveFormat + "'");
+    pc::runtime::LrSchedule rates{
+        *kind, lr, warmupSteps, totalSteps > 0 ? totalSteps : firstStep + steps,
+        minLr};
+    bool tty = ::isatty(STDOUT_FILENO);
+    std::map<int64_t, pc::runtime::CommStats> totals;
+    std::map<int64_t, int64_t> peaks;
+    auto begin = std::chrono::steady_clock::now();
+    double firstLoss = 0, lastLoss = 0;
+    for (int i = 0; i < steps; ++i) {
+      int64_t step = firstStep + i;
+      double rate = rates.at(step);
+      HostTensor lrTensor = HostTensor::zeros({}, CommType::F32);
+      lrTensor.as<float>()[0] = static_cast<float>(rate);
+      inputs[*lrIndex] = lrTensor;
+      pc::runtime::CpuRunOptions options;
+      options.registers = registers;
+      options.trace = !tracePath.empty() && i + 1 == steps;
+      auto start = std::chrono::steady_clock::now();
+      run = session.run(graph, inputs, options);
+      if (!run.ok())
+        return fail("step " + std::to_string(step) + ": " +
+                    run.status().ToString());
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double loss = run->results[*lossIndex].get(0);
+      if (!std::isfinite(loss))
+        return fail("step " + std::to_string(step) + ": the loss is " +
+                    std::to_string(loss));
+      (i ? lastLoss : firstLoss) = loss;
+      lastLoss = loss;
+      llvm::json::Object entry{
+          {"step", step}, {"wall_s", seconds}, {"loss", loss}, {"lr", rate}};
+      if (normIndex)
+        entry["grad_norm"] = run->results[*normIndex].get(0);
+      stepTimes.push_back(std::move(entry));
+      for (auto &[rank, stats] : run->comm) {
+        pc::runtime::CommStats &t = totals[rank];
+        t.bytesSent += stats.bytesSent;
+        t.bytesReceived += stats.bytesReceived;
+        for (auto &[k, n] : stats.calls)
+          t.calls[k] += n;
+        for (auto &[k, b] : stats.bytes) {
+          t.bytes[k].first += b.first;
+          t.bytes[k].second += b.second;
+        }
+        peaks[rank] = std::max(peaks[rank], run->peakBytes[rank]);
+      }
+      // A progress bar: redrawn in place on a terminal, a line per step
+      // otherwise (logs, tests).
+      double elapsed = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - begin)
+                           .count();
+      int width = 20, done = (i + 1) * width / steps;
+      llvm::outs() << (tty ? "\r" : "") << "step " << step + 1 << "/"
+                   << firstStep + steps << " [" << std::string(done, '#')
+                   << std::string(width - done, '.') << "] loss "
+                   << llvm::format("%.6f", loss) << " lr "
+                   << llvm::format("%.3e", rate);
+      if (normIndex)
+        llvm::outs() << " |g| "
+                     << llvm::format("%.4f", run->results[*normIndex].get(0));
+      llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
+                   << " steps/s" << (tty ? "" : "\n");
+      llvm::outs().flush();
+      bool last = i + 1 == steps;
+      if (!savePath.empty() &&
+          (last || (saveEvery > 0 && (i + 1) % saveEvery == 0)))
+        if (absl::Status s = pc::runtime::saveCheckpoint(session, savePath,
+                                                         format, step + 1);
+            !s.ok())
+          return fail(s.ToString());
+    }
+    if (tty)
+      llvm::outs() << "\n";
+    llvm::outs() << "trained " << steps << " steps: loss "
+                 << llvm::format("%.6f", firstLoss) << " -> "
+                 << llvm::format("%.6f", lastLoss) << "\n";
+    run->comm = std::move(totals);
+    run->peakBytes = std::move(peaks);
+  } else {
+    pc::runtime::CpuRunOptions options;
+    options.iterations = steps;
+    options.registers = registers;
+    options.trace = !tracePath.empty();
+    run = session.run(graph, inputs, options);
+    if (!run.ok())
+      return fail(run.status().ToString());
+    // Steps overlap; a step's time is from the previous step's end to its
+    // own (the first includes binding and parameter initialization).
+    double previous = 0;
+    for (auto [s, doneUs] : llvm::enumerate(run->iterationDoneUs)) {
+      double seconds = (doneUs - previous) * 1e-6;
+      previous = doneUs;
+      stepTimes.push_back(llvm::json::Object{{"step", s}, {"wall_s", seconds}});
+      llvm::outs() << "step " << s << ": " << llvm::format("%.4f", seconds)
+                   << " s\n";
+    }
+    // Overlapped steps finish unevenly; their rate after the first (which
+    // also binds and initializes) is the steady-state step time.
+    if (steps > 1) {
+      const std::vector<double> &done = run->iterationDoneUs;
+      steadyStep = (done.back() - done.front()) * 1e-6 / (steps - 1);
+      llvm::outs() << "steady state: " << llvm::format("%.4f", *steadyStep)
+                   << " s per step\n";
+    }
   }
 
   if (!outputsDir.empty()) {

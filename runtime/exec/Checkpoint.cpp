@@ -1,0 +1,312 @@
+//===- Checkpoint.cpp - Saving and loading parameters ---------------------===//
+
+#include "runtime/exec/Checkpoint.h"
+
+#include "dialect/PcOps.h"
+#include "passes/PassUtils.h"
+#include "runtime/exec/Safetensors.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+#include <fstream>
+
+using namespace mlir;
+
+namespace pc::runtime {
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+/// Fault injection for the crash tests: PC_CHECKPOINT_FAULT=before-commit
+/// kills the process after the new data is written and before it becomes
+/// the checkpoint, as a crash there would.
+bool faultBeforeCommit() {
+  const char *f = std::getenv("PC_CHECKPOINT_FAULT");
+  return f && std::string(f) == "before-commit";
+}
+
+const char *kIndex = "index.json";
+
+absl::StatusOr<int64_t> generationOf(const std::string &dir) {
+  std::string index = dir + "/" + kIndex;
+  if (!llvm::sys::fs::exists(index))
+    return 0;
+  auto buffer = llvm::MemoryBuffer::getFile(index);
+  if (!buffer)
+    return absl::DataLossError(absl::StrCat(index, ": cannot read"));
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return absl::DataLossError(absl::StrCat(index, ": not JSON"));
+  }
+  const llvm::json::Object *top = json->getAsObject();
+  std::optional<int64_t> g = top ? top->getInteger("generation") : std::nullopt;
+  return g ? *g : 0;
+}
+
+absl::Status saveSharded(CpuSession &session, const std::string &dir,
+                         int64_t step) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return absl::PermissionDeniedError(absl::StrCat(dir, ": ", ec.message()));
+  absl::StatusOr<int64_t> previous = generationOf(dir);
+  if (!previous.ok())
+    return previous.status();
+  int64_t generation = *previous + 1;
+  ModuleOp module = session.getModule();
+  MeshCache meshes(module);
+  auto pieces = session.pieces();
+  // Parameters no program read yet have no pieces: they are saved whole,
+  // from the snapshot, in a shard of their own.
+  absl::StatusOr<std::map<std::string, HostTensor>> whole = session.snapshot();
+  if (!whole.ok())
+    return whole.status();
+
+  std::map<int64_t, std::map<std::string, HostTensor>> files; // by rank
+  llvm::json::Object tensors;
+  std::map<std::string, HostTensor> unplaced;
+  for (auto p : module.getOps<ParamOp>()) {
+    std::string name = p.getSymName().str();
+    const HostTensor &logical = whole->at(name);
+    llvm::json::Array shape;
+    for (int64_t d : logical.shape)
+      shape.push_back(d);
+    llvm::json::Array placed;
+    SbpAttr sbp = getSbp(p.getType());
+    std::vector<Box> seen;
+    bool complete = sbp != nullptr;
+    if (sbp) {
+      MeshOp mesh = meshes.lookup(sbp);
+      for (int64_t q = 0; complete && q < mesh.getNumDevices(); ++q)
+        complete = pieces.count({mesh.getRank(q), name}) > 0;
+      for (int64_t q = 0; complete && q < mesh.getNumDevices(); ++q) {
+        Box box = localBox(logical.shape, mesh.getShape(), sbp.getEntries(),
+                           delinearize(mesh.getShape(), q));
+        bool dup = llvm::any_of(seen, [&](const Box &b) {
+          return b.offsets == box.offsets && b.sizes == box.sizes;
+        });
+        if (dup)
+          continue; // A replica: saved once, by the first rank holding it.
+        seen.push_back(box);
+        int64_t rank = mesh.getRank(q);
+        files[rank][name] = *pieces.at({rank, name});
+        llvm::json::Array offsets, sizes;
+        for (int64_t o : box.offsets)
+          offsets.push_back(o);
+        for (int64_t s : box.sizes)
+          sizes.push_back(s);
+        placed.push_back(
+            llvm::json::Object{{"file", absl::StrCat("g", generation, "-rank",
+                                                     rank, ".safetensors")},
+                               {"offsets", std::move(offsets)},
+                               {"sizes", std::move(sizes)}});
+      }
+    }
+    if (!complete) {
+      placed = llvm::json::Array{};
+      llvm::json::Array offsets, sizes;
+      for (int64_t d : logical.shape) {
+        offsets.push_back(0);
+        sizes.push_back(d);
+      }
+      unplaced[name] = logical;
+      placed.push_back(llvm::json::Object{
+          {"file", absl::StrCat("g", generation, "-whole.safetensors")},
+          {"offsets", std::move(offsets)},
+          {"sizes", std::move(sizes)}});
+    }
+    tensors[name] = llvm::json::Object{{"shape", std::move(shape)},
+                                       {"pieces", std::move(placed)}};
+  }
+  std::map<std::string, std::string> meta{{"step", std::to_string(step)}};
+  for (auto &[rank, content] : files)
+    if (absl::Status s = writeSafetensors(
+            absl::StrCat(dir, "/g", generation, "-rank", rank, ".safetensors"),
+            content, meta);
+        !s.ok())
+      return s;
+  if (!unplaced.empty())
+    if (absl::Status s = writeSafetensors(
+            absl::StrCat(dir, "/g", generation, "-whole.safetensors"), unplaced,
+            meta);
+        !s.ok())
+      return s;
+  if (faultBeforeCommit())
+    std::_Exit(86);
+  llvm::json::Object index{{"format", "pc-sharded"},
+                           {"version", 1},
+                           {"generation", generation},
+                           {"step", step},
+                           {"tensors", std::move(tensors)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(index))) << "\n";
+  if (absl::Status s = writeFileAtomically(dir + "/" + kIndex, text); !s.ok())
+    return s;
+  // Committed: the previous generations' shards are garbage now.
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    std::string file = llvm::sys::path::filename(it->path()).str();
+    if (file.size() > 1 && file[0] == 'g' &&
+        !llvm::StringRef(file).starts_with(absl::StrCat("g", generation, "-")))
+      llvm::sys::fs::remove(it->path());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
+  std::string indexPath = dir + "/" + kIndex;
+  auto buffer = llvm::MemoryBuffer::getFile(indexPath);
+  if (!buffer)
+    return absl::NotFoundError(absl::StrCat(indexPath, ": cannot open"));
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    std::string why = llvm::toString(json.takeError());
+    return absl::DataLossError(absl::StrCat(indexPath, ": bad JSON: ", why));
+  }
+  const llvm::json::Object *top = json->getAsObject();
+  const llvm::json::Object *tensors = top ? top->getObject("tensors") : nullptr;
+  if (!top || top->getString("format") != "pc-sharded" || !tensors)
+    return absl::DataLossError(
+        absl::StrCat(indexPath, ": not a pc sharded checkpoint index"));
+  LoadedCheckpoint out;
+  out.step = top->getInteger("step").value_or(0);
+  std::map<std::string, std::map<std::string, HostTensor>> files;
+  for (const auto &[key, value] : *tensors) {
+    std::string name = key.str();
+    auto bad = [&](const std::string &why) {
+      return absl::DataLossError(
+          absl::StrCat(indexPath, ": tensor '", name, "': ", why));
+    };
+    const llvm::json::Object *t = value.getAsObject();
+    const llvm::json::Array *shapeJson = t ? t->getArray("shape") : nullptr;
+    const llvm::json::Array *piecesJson = t ? t->getArray("pieces") : nullptr;
+    if (!shapeJson || !piecesJson)
+      return bad("needs a shape and pieces");
+    Shape shape;
+    for (const llvm::json::Value &d : *shapeJson) {
+      std::optional<int64_t> n = d.getAsInteger();
+      if (!n || *n < 0)
+        return bad("bad shape");
+      shape.push_back(*n);
+    }
+    HostTensor whole;
+    std::vector<bool> covered;
+    bool first = true;
+    for (const llvm::json::Value &pv : *piecesJson) {
+      const llvm::json::Object *piece = pv.getAsObject();
+      std::optional<llvm::StringRef> file =
+          piece ? piece->getString("file") : std::nullopt;
+      const llvm::json::Array *offsetsJson =
+          piece ? piece->getArray("offsets") : nullptr;
+      if (!file || !offsetsJson || offsetsJson->size() != shape.size() ||
+          file->contains('/'))
+        return bad("a piece needs a file in the directory and offsets");
+      auto [it, inserted] = files.try_emplace(file->str());
+      if (inserted) {
+        absl::StatusOr<std::map<std::string, HostTensor>> read =
+            readSafetensors(dir + "/" + file->str());
+        if (!read.ok())
+          return read.status();
+        it->second = std::move(*read);
+      }
+      auto found = it->second.find(name);
+      if (found == it->second.end())
+        return bad(absl::StrCat(file->str(), " does not hold it"));
+      const HostTensor &p = found->second;
+      Shape offsets;
+      for (auto [d, o] : llvm::enumerate(*offsetsJson)) {
+        std::optional<int64_t> n = o.getAsInteger();
+        if (!n || *n < 0 || d >= p.shape.size() || *n + p.shape[d] > shape[d])
+          return bad(absl::StrCat("its piece in ", file->str(),
+                                  " does not fit its shape"));
+        offsets.push_back(*n);
+      }
+      if (p.shape.size() != shape.size())
+        return bad(
+            absl::StrCat("its piece in ", file->str(), " has the wrong rank"));
+      if (first) {
+        whole = HostTensor::zeros(shape, p.type);
+        covered.assign(whole.numel(), false);
+        first = false;
+      } else if (p.type != whole.type) {
+        return bad("its pieces have different element types");
+      }
+      copyBox(p.bytes.data(), p.shape, Shape(shape.size(), 0),
+              whole.bytes.data(), shape, offsets, p.shape, sizeOf(p.type));
+      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
+        Shape idx = delinearize(p.shape, i);
+        for (size_t d = 0; d < idx.size(); ++d)
+          idx[d] += offsets[d];
+        int64_t linear = 0;
+        for (size_t d = 0; d < idx.size(); ++d)
+          linear = linear * shape[d] + idx[d];
+        covered[linear] = true;
+      }
+    }
+    if (first)
+      return bad("has no pieces");
+    int64_t missing = std::count(covered.begin(), covered.end(), false);
+    if (missing)
+      return bad(absl::StrCat("its pieces leave ", missing, " of ",
+                              covered.size(), " elements unwritten"));
+    out.tensors[name] = std::move(whole);
+  }
+  return out;
+}
+
+} // namespace
+
+absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
+                            CheckpointFormat format, int64_t step) {
+  if (format == CheckpointFormat::Sharded)
+    return saveSharded(session, path, step);
+  absl::StatusOr<std::map<std::string, HostTensor>> tensors =
+      session.snapshot();
+  if (!tensors.ok())
+    return tensors.status();
+  if (faultBeforeCommit()) {
+    // Killed while writing: part of the new file, under its temporary name.
+    std::ofstream(path + ".tmp", std::ios::binary) << "partial";
+    std::_Exit(86);
+  }
+  return writeSafetensors(path, *tensors, {{"step", std::to_string(step)}});
+}
+
+absl::StatusOr<LoadedCheckpoint> readCheckpoint(const std::string &path) {
+  if (llvm::sys::fs::is_directory(path))
+    return readSharded(path);
+  absl::StatusOr<std::map<std::string, HostTensor>> tensors =
+      readSafetensors(path);
+  if (!tensors.ok())
+    return tensors.status();
+  LoadedCheckpoint out;
+  out.tensors = std::move(*tensors);
+  // The step is in the metadata, which readSafetensors skips; read it here.
+  std::ifstream in(path, std::ios::binary);
+  unsigned char len[8];
+  in.read(reinterpret_cast<char *>(len), 8);
+  uint64_t headerLen = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLen = (headerLen << 8) | len[i];
+  std::string header(headerLen, '\0');
+  in.read(header.data(), headerLen);
+  if (llvm::Expected<llvm::json::Value> json = llvm::json::parse(header)) {
+    if (const llvm::json::Object *top = json->getAsObject())
+      if (const llvm::json::Object *meta = top->getObject("__metadata__"))
+        if (std::optional<llvm::StringRef> s = meta->getString("step"))
+          s->getAsInteger(10, out.step);
+  } else {
+    llvm::consumeError(json.takeError());
+  }
+  return out;
+}
+
+} // namespace pc::runtime
