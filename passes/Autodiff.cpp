@@ -98,6 +98,8 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
   }
 
   LogicalResult differentiate(ModuleOp module, func::FuncOp f, unsigned loss) {
+    // Marked, so that the optimizer and the training loop find it too.
+    f.setResultAttr(loss, "pc.loss", UnitAttr::get(f.getContext()));
     Block &body = f.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Value lossValue = ret.getOperand(loss);

@@ -154,8 +154,9 @@ int main(int argc, char **argv) {
     return fail("--devices must be cpu:N with N >= 1 (the CUDA backend does "
                 "not run programs yet), not '" +
                 devices + "'");
-  if (steps < 1)
-    return fail("--steps must be at least 1");
+  if (steps < (train ? 0 : 1))
+    return fail(train ? "--steps must be at least 0"
+                      : "--steps must be at least 1");
   if (registers < 1)
     return fail("--registers must be at least 1");
 
@@ -381,6 +382,16 @@ int main(int argc, char **argv) {
     pc::runtime::LrSchedule rates{
         *kind, lr, warmupSteps, totalSteps > 0 ? totalSteps : firstStep + steps,
         minLr};
+    if (steps == 0) {
+      // Nothing to train: load and save, resharding a checkpoint.
+      if (!savePath.empty())
+        if (absl::Status s = pc::runtime::saveCheckpoint(session, savePath,
+                                                         format, firstStep);
+            !s.ok())
+          return fail(s.ToString());
+      llvm::outs() << "trained 0 steps\n";
+      return 0;
+    }
     bool tty = ::isatty(STDOUT_FILENO);
     std::map<int64_t, pc::runtime::CommStats> totals;
     std::map<int64_t, int64_t> peaks;
