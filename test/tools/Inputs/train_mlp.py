@@ -4,8 +4,11 @@ comparison.
 
   train_mlp.py gen DPxTP OUT.mlir      the model, DP x TP (Megatron MLP)
   train_mlp.py init DIR                DIR/init.safetensors, DIR/x.npy, DIR/y.npy
-  train_mlp.py numpy DIR STEPS LR WD   DIR/numpy.json: the loss curve of AdamW
-                                       in float64, from the same state
+  train_mlp.py numpy DIR --steps K --lr LR [--wd W] [--kind sgd|adam|adamw]
+                 [--momentum M] [--clip C] [--lrs-from REPORT] [--out NAME]
+                                       DIR/NAME (numpy.json): the loss curve
+                                       in float64, from the same state; the
+                                       rates of REPORT's steps if given
   train_mlp.py compare A B TOL [tail]  the loss curves of two reports (or
                                        numpy.json) agree within TOL, relative;
                                        with tail, A is the end of B
@@ -110,24 +113,58 @@ def loss_and_grads(p, x, y):
     return loss, g
 
 
-def numpy_curve(d, steps, lr, wd):
+def numpy_curve(argv):
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--lr", type=float, required=True)
+    ap.add_argument("--wd", type=float, default=0.0)
+    ap.add_argument("--kind", default="adamw")
+    ap.add_argument("--momentum", type=float, default=0.0)
+    ap.add_argument("--clip", type=float, default=0.0)
+    ap.add_argument("--lrs-from")
+    ap.add_argument("--out", default="numpy.json")
+    a = ap.parse_args(argv)
     params, x, y = state()
     p = {k: v.astype(np.float64) for k, v in params.items()}
     m = {k: np.zeros_like(v) for k, v in p.items()}
     v = {k: np.zeros_like(w) for k, w in p.items()}
     b1, b2, eps = 0.9, 0.999, 1e-8
-    curve = []
-    for step in range(1, steps + 1):
+    rates = [a.lr] * a.steps
+    if a.lrs_from:
+        rates = [s["lr"] for s in json.load(open(a.lrs_from))["steps"]]
+    curve, norms = [], []
+    for step in range(1, a.steps + 1):
+        lr = rates[step - 1]
         loss, g = loss_and_grads(p, x, y)
         curve.append(loss)
+        if a.clip > 0:
+            norm = np.sqrt(sum((gk ** 2).sum() for gk in g.values()))
+            norms.append(norm)
+            factor = min(1.0, a.clip / (norm + 1e-6))
+            g = {k: gk * factor for k, gk in g.items()}
         for k in p:
-            m[k] = b1 * m[k] + (1 - b1) * g[k]
-            v[k] = b2 * v[k] + (1 - b2) * g[k] ** 2
+            gk = g[k]
+            if a.kind == "sgd":
+                gk = gk + a.wd * p[k]
+                if a.momentum > 0:
+                    m[k] = a.momentum * m[k] + gk
+                    gk = m[k]
+                p[k] = p[k] - lr * gk
+                continue
+            if a.kind == "adam":
+                gk = gk + a.wd * p[k]
+            m[k] = b1 * m[k] + (1 - b1) * gk
+            v[k] = b2 * v[k] + (1 - b2) * gk ** 2
             mh = m[k] / (1 - b1 ** step)
             vh = v[k] / (1 - b2 ** step)
-            p[k] = p[k] - lr * (mh / (np.sqrt(vh) + eps) + wd * p[k])
-    json.dump({"steps": [{"loss": l} for l in curve]},
-              open(f"{d}/numpy.json", "w"))
+            update = mh / (np.sqrt(vh) + eps)
+            if a.kind == "adamw":
+                update = update + a.wd * p[k]
+            p[k] = p[k] - lr * update
+    json.dump({"steps": [{"loss": l} for l in curve], "grad_norms": norms},
+              open(f"{a.dir}/{a.out}", "w"))
 
 
 def curve(path):
@@ -154,8 +191,7 @@ if cmd == "gen":
 elif cmd == "init":
     init(sys.argv[2])
 elif cmd == "numpy":
-    numpy_curve(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
-                float(sys.argv[5]))
+    numpy_curve(sys.argv[2:])
 elif cmd == "compare":
     compare(sys.argv[2], sys.argv[3], float(sys.argv[4]),
             len(sys.argv) > 5 and sys.argv[5] == "tail")
