@@ -52,30 +52,69 @@ int64_t broadcastOffset(const Shape &shape, const Shape &strides,
   return linear;
 }
 
+/// Strides of an operand of `shape` over the result dims `os` (aligned from
+/// the back): 0 where the operand is broadcast.
+Shape broadcastStrides(const Shape &shape, const Shape &os) {
+  Shape own = stridesOf(shape), out(os.size(), 0);
+  int64_t off = os.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1)
+      out[d + off] = own[d];
+  return out;
+}
+
+/// The inner loop over the last dim, specialized on whether each operand
+/// moves (stride 1) or stays (stride 0), so that it vectorizes.
+template <typename Fn>
+void row(const float *a, int64_t sa, const float *b, int64_t sb, float *out,
+         int64_t n, Fn fn) {
+  if (sa && sb)
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = fn(a[j], b[j]);
+  else if (sa)
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = fn(a[j], b[0]);
+  else if (sb)
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = fn(a[0], b[j]);
+  else
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = fn(a[0], b[0]);
+}
+
+/// NumPy broadcasting: rows of the last dim, the outer dims walked as an
+/// odometer (no per-element index arithmetic).
 template <typename Fn>
 void applyBinary(const float *a, const Shape &as, const float *b,
                  const Shape &bs, float *out, const Shape &os, Fn fn) {
   int64_t n = product(os);
+  if (n == 0)
+    return;
   if (as == os && bs == os) {
     for (int64_t i = 0; i < n; ++i)
       out[i] = fn(a[i], b[i]);
     return;
   }
-  // b broadcast along leading dims only (a bias): inner loops stay
-  // contiguous.
-  int64_t bn = product(bs);
-  if (as == os && bn > 0 && n % bn == 0 &&
-      std::equal(bs.rbegin(), bs.rend(), os.rbegin())) {
-    for (int64_t o = 0; o < n; o += bn)
-      for (int64_t i = 0; i < bn; ++i)
-        out[o + i] = fn(a[o + i], b[i]);
+  if (os.empty()) {
+    out[0] = fn(a[0], b[0]);
     return;
   }
-  Shape sa = stridesOf(as), sb = stridesOf(bs);
-  for (int64_t i = 0; i < n; ++i) {
-    Shape idx = delinearize(os, i);
-    out[i] =
-        fn(a[broadcastOffset(as, sa, idx)], b[broadcastOffset(bs, sb, idx)]);
+  Shape sa = broadcastStrides(as, os), sb = broadcastStrides(bs, os);
+  size_t r = os.size();
+  int64_t width = os[r - 1], rows = n / width;
+  Shape idx(r - 1, 0);
+  int64_t offA = 0, offB = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    row(a + offA, sa[r - 1], b + offB, sb[r - 1], out + i * width, width, fn);
+    for (size_t d = r - 1; d-- > 0;) {
+      offA += sa[d];
+      offB += sb[d];
+      if (++idx[d] < os[d])
+        break;
+      offA -= sa[d] * os[d];
+      offB -= sb[d] * os[d];
+      idx[d] = 0;
+    }
   }
 }
 
@@ -146,40 +185,46 @@ absl::Status unary(Unary op, const HostTensor &in, HostTensor &out) {
   float *y = out.as<float>();
   int64_t n = in.numel();
   const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i];
-    switch (op) {
-    case Unary::Neg:
-      y[i] = -v;
-      break;
-    case Unary::Exp:
-      y[i] = std::exp(v);
-      break;
-    case Unary::Log:
-      y[i] = std::log(v);
-      break;
-    case Unary::Tanh:
-      y[i] = std::tanh(v);
-      break;
-    case Unary::Relu:
-      y[i] = v > 0 ? v : 0.0f;
-      break;
-    case Unary::Sigmoid:
-      y[i] = 1.0f / (1.0f + std::exp(-v));
-      break;
-    case Unary::Gelu:
-      y[i] = 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f)));
-      break;
-    case Unary::GeluTanh:
-      y[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
-      break;
-    case Unary::Sqrt:
-      y[i] = std::sqrt(v);
-      break;
-    case Unary::Erf:
-      y[i] = std::erf(v);
-      break;
-    }
+  // One loop per op, so that each vectorizes.
+  auto each = [&](auto fn) {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = fn(x[i]);
+  };
+  switch (op) {
+  case Unary::Neg:
+    each([](float v) { return -v; });
+    break;
+  case Unary::Exp:
+    each([](float v) { return std::exp(v); });
+    break;
+  case Unary::Log:
+    each([](float v) { return std::log(v); });
+    break;
+  case Unary::Tanh:
+    each([](float v) { return std::tanh(v); });
+    break;
+  case Unary::Relu:
+    each([](float v) { return v > 0 ? v : 0.0f; });
+    break;
+  case Unary::Sigmoid:
+    each([](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+    break;
+  case Unary::Gelu:
+    each([](float v) {
+      return 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f)));
+    });
+    break;
+  case Unary::GeluTanh:
+    each([k](float v) {
+      return 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+    });
+    break;
+  case Unary::Sqrt:
+    each([](float v) { return std::sqrt(v); });
+    break;
+  case Unary::Erf:
+    each([](float v) { return std::erf(v); });
+    break;
   }
   return absl::OkStatus();
 }
@@ -247,6 +292,11 @@ void reduceAs(Reduction op, const HostTensor &in,
   for (size_t d = 0; d < rank; ++d)
     keptFull.push_back(reduced[d] ? 1 : in.shape[d]);
   Shape so = stridesOf(keptFull);
+  // The output stride of each input dim: 0 where the dim is reduced.
+  Shape step(rank, 0);
+  for (size_t d = 0; d < rank; ++d)
+    if (!reduced[d])
+      step[d] = so[d];
   T *y = out.as<T>();
   T init = op != Reduction::Max ? T(0)
            : std::numeric_limits<T>::has_infinity
@@ -254,16 +304,41 @@ void reduceAs(Reduction op, const HostTensor &in,
                : std::numeric_limits<T>::lowest();
   std::fill(y, y + out.numel(), init);
   const T *x = in.as<T>();
-  for (int64_t i = 0, n = in.numel(); i < n; ++i) {
-    Shape idx = delinearize(in.shape, i);
-    int64_t o = 0;
-    for (size_t d = 0; d < rank; ++d)
-      if (!reduced[d])
-        o += idx[d] * so[d];
-    y[o] = op == Reduction::Max ? std::max(y[o], x[i]) : y[o] + x[i];
+  int64_t n = in.numel();
+  if (n == 0)
+    return;
+  if (rank == 0) {
+    y[0] = op == Reduction::Max ? std::max(y[0], x[0]) : y[0] + x[0];
+    return;
+  }
+  int64_t width = in.shape[rank - 1], rows = n / width;
+  int64_t inner = step[rank - 1];
+  Shape idx(rank - 1, 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const T *src = x + i * width;
+    if (op == Reduction::Max) {
+      for (int64_t j = 0; j < width; ++j)
+        y[o + j * inner] = std::max(y[o + j * inner], src[j]);
+    } else if (inner) {
+      for (int64_t j = 0; j < width; ++j)
+        y[o + j] += src[j];
+    } else {
+      T acc = 0;
+      for (int64_t j = 0; j < width; ++j)
+        acc += src[j];
+      y[o] += acc;
+    }
+    for (size_t d = rank - 1; d-- > 0;) {
+      o += step[d];
+      if (++idx[d] < in.shape[d])
+        break;
+      o -= step[d] * in.shape[d];
+      idx[d] = 0;
+    }
   }
   if (op == Reduction::Mean && count)
-    for (int64_t i = 0, n = out.numel(); i < n; ++i)
+    for (int64_t i = 0, m = out.numel(); i < m; ++i)
       y[i] /= static_cast<T>(count);
 }
 } // namespace
