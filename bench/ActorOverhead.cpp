@@ -19,6 +19,8 @@
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/cpu/CpuDevice.h"
 
+#include "bench/Timing.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -59,18 +61,6 @@ ActorGraph build(const char *shape) {
   return g;
 }
 
-template <typename Fn> double best(int runs, Fn fn) {
-  double b = 1e30;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    b = std::min(b, std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  return b;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -79,7 +69,7 @@ int main(int argc, char **argv) {
   Stream *streams[] = {&compute, &comm};
   const int64_t firings = kActors * kIterations;
 
-  double floor = best(runs, [&] {
+  double floor = pc::bench::best(runs, [&] {
     for (int64_t i = 0; i < firings; ++i) {
       compute.enqueue([] { return absl::OkStatus(); });
       compute.enqueueCallback([](const absl::Status &) {});
@@ -94,7 +84,8 @@ int main(int argc, char **argv) {
     RunOptions options;
     options.iterations = kIterations;
     bool ok = true;
-    double t = best(runs, [&] { ok &= run(g, streams, options).ok(); });
+    double t =
+        pc::bench::best(runs, [&] { ok &= run(g, streams, options).ok(); });
     if (!ok) {
       std::fprintf(stderr, "%s: the run failed\n", shape);
       return 1;

@@ -19,6 +19,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "bench/Timing.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,18 +43,6 @@ func.func @mlp(%x: tensor<256x1024xf32, #pc.sbp<@m, [B]>>) -> tensor<256x1024xf3
   return %y : tensor<256x1024xf32>
 }
 )mlir";
-
-template <typename Fn> double best(int runs, Fn fn) {
-  double b = 1e30;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    b = std::min(b, std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  return b;
-}
 
 HostTensor random(std::vector<int64_t> shape, std::mt19937 &rng) {
   HostTensor t = HostTensor::zeros(std::move(shape), CommType::F32);
@@ -82,11 +72,11 @@ int main(int argc, char **argv) {
   pc::runtime::CpuSession session(*module, 0);
   if (!session.run("mlp", {x}).ok()) // Initializes the parameters.
     return 1;
-  double runtime = best(runs, [&] {
+  double runtime = pc::bench::best(runs, [&] {
     if (!session.run("mlp", {x}).ok())
       std::abort();
   });
-  double plain = best(runs, [&] {
+  double plain = pc::bench::best(runs, [&] {
     HostTensor h = HostTensor::zeros({256, 4096}, CommType::F32);
     HostTensor a = HostTensor::zeros({256, 4096}, CommType::F32);
     HostTensor y = HostTensor::zeros({256, 1024}, CommType::F32);

@@ -19,7 +19,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "bench/Timing.h"
 #include <algorithm>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,18 +47,6 @@ func.func @mlp(%x: tensor<256x1024xf32, #pc.sbp<@m, [B]>>, %y: tensor<256xi64, #
   return %loss : tensor<f32>
 }
 )mlir";
-
-template <typename Fn> double best(int runs, Fn fn) {
-  double b = 1e30;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    b = std::min(b, std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
-  return b;
-}
 
 int main(int argc, char **argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 5;
@@ -93,8 +83,10 @@ int main(int argc, char **argv) {
   // The first run of each initializes the parameters; not measured.
   ok &= fwd.run("mlp", {x, y}).ok();
   ok &= step.run("mlp", {x, y, lr}).ok();
-  double tf = best(runs, [&] { ok &= fwd.run("mlp", {x, y}).ok(); });
-  double ts = best(runs, [&] { ok &= step.run("mlp", {x, y, lr}).ok(); });
+  double tf = pc::bench::best(runs, [&] { ok &= fwd.run("mlp", {x, y}).ok(); });
+  double ts = pc::bench::best(runs, [&] {
+    ok &= step.run("mlp", {x, y, lr}).ok();
+  });
   pc::runtime::CpuRunOptions traced;
   traced.trace = true;
   absl::StatusOr<pc::runtime::CpuRun> one = step.run("mlp", {x, y, lr}, traced);

@@ -10,6 +10,7 @@
 #include "passes/GradientRules.h"
 
 #include "dialect/PcOps.h"
+#include "passes/LogicalEmitter.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -27,65 +28,11 @@ ArrayRef<int64_t> shapeOf(Value v) { return typeOf(v).getShape(); }
 Type elemOf(Value v) { return typeOf(v).getElementType(); }
 bool isFloat(Value v) { return isa<FloatType>(elemOf(v)); }
 
-/// Builds logical ops at one place.
-class Emitter {
+/// The logical-op shorthand, plus the reduction helpers gradients need.
+class Emitter : public LogicalEmitter {
 public:
-  Emitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  /// A tensor of `shape` filled with `v`, in `elem`.
-  Value fill(double v, ArrayRef<int64_t> shape, Type elem) {
-    auto t = RankedTensorType::get(shape, elem);
-    return ConstantOp::create(
-        b, loc, t,
-        DenseElementsAttr::get(t,
-                               ArrayRef<Attribute>{FloatAttr::get(elem, v)}));
-  }
-  Value scalar(double v, Value like) { return fill(v, {}, elemOf(like)); }
-
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value neg(Value x) { return NegOp::create(b, loc, x); }
-  Value exp(Value x) { return ExpOp::create(b, loc, x); }
-  Value log(Value x) { return LogOp::create(b, loc, x); }
-  Value tanh(Value x) { return TanhOp::create(b, loc, x); }
-  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
-  Value erf(Value x) { return ErfOp::create(b, loc, x); }
-  Value scale(Value x, double k) { return mul(x, scalar(k, x)); }
-  Value matmul(Value x, Value y, bool tx, bool ty) {
-    return MatmulOp::create(b, loc, x, y, tx, ty);
-  }
-  Value reshape(Value x, ArrayRef<int64_t> shape) {
-    if (shapeOf(x) == shape)
-      return x;
-    return ReshapeOp::create(b, loc, RankedTensorType::get(shape, elemOf(x)),
-                             x);
-  }
-  Value broadcastTo(Value x, ArrayRef<int64_t> shape) {
-    if (shapeOf(x) == shape)
-      return x;
-    return BroadcastToOp::create(b, loc,
-                                 RankedTensorType::get(shape, elemOf(x)), x);
-  }
-  Value sum(Value x, ArrayRef<int64_t> axes, bool keepdim) {
-    return ReduceSumOp::create(b, loc, x, axes, keepdim);
-  }
-  Value mean(Value x, ArrayRef<int64_t> axes) {
-    return ReduceMeanOp::create(b, loc, x, axes, /*keepdim=*/true);
-  }
-  Value max(Value x, ArrayRef<int64_t> axes) {
-    return ReduceMaxOp::create(b, loc, x, axes, /*keepdim=*/true);
-  }
-  Value compare(Value x, Value y, Comparison p) {
-    return CompareOp::create(b, loc, x, y, p);
-  }
-  Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> limit) {
-    return SliceOp::create(b, loc, x, start, limit);
-  }
-  Value concat(ValueRange xs, int64_t axis) {
-    return ConcatOp::create(b, loc, xs, axis);
-  }
+  using LogicalEmitter::LogicalEmitter;
+  Value scalar(double v, Value like) { return scalarLike(v, like); }
 
   /// `reduced` (a reduction of `original` over `axes`) with the reduced dims
   /// kept as 1, so that it broadcasts against `original`.
@@ -105,9 +52,6 @@ public:
       out.push_back((a + rank) % rank);
     return out;
   }
-
-  OpBuilder &b;
-  Location loc;
 };
 
 /// Dims [axis, rank) of a value of rank `rank`.

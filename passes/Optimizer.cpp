@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LogicalEmitter.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 
@@ -26,52 +27,6 @@ using namespace mlir;
 using namespace pc;
 
 namespace {
-
-/// Builds the update math. Scalars (constants, the learning rate, the
-/// clipping factor) are replicated on the mesh of the parameter being
-/// updated, stated in their types: the update is then local by
-/// construction, and propagation has nothing to choose.
-struct Emit {
-  OpBuilder &b;
-  Location loc;
-  SbpAttr replicated; // B on the current mesh
-
-  Value scalar(double v, Type elem) {
-    auto plain = RankedTensorType::get({}, elem);
-    auto t = cast<RankedTensorType>(withSbp(plain, replicated));
-    return ConstantOp::create(
-        b, loc, t,
-        DenseElementsAttr::get(plain,
-                               ArrayRef<Attribute>{FloatAttr::get(elem, v)}));
-  }
-  /// `x` (a replicated scalar) on the current mesh.
-  Value here(Value x) {
-    SbpAttr s = getSbp(x.getType());
-    if (!s || s == replicated)
-      return x;
-    return ToSbpOp::create(b, loc, withSbp(x.getType(), replicated), x);
-  }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
-  Value exp(Value x) { return ExpOp::create(b, loc, x); }
-  Value relu(Value x) { return ReluOp::create(b, loc, x); }
-  Value scale(Value x, double k) {
-    return mul(x,
-               scalar(k, cast<RankedTensorType>(x.getType()).getElementType()));
-  }
-  Value sumAll(Value x) {
-    auto t = cast<RankedTensorType>(x.getType());
-    SmallVector<int64_t> axes;
-    for (int64_t d = 0; d < t.getRank(); ++d)
-      axes.push_back(d);
-    if (axes.empty())
-      return x;
-    return ReduceSumOp::create(b, loc, x, axes, /*keepdim=*/false);
-  }
-};
 
 struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
   using OptimizerBase::OptimizerBase;
@@ -148,7 +103,9 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     Block &body = f.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);
-    Emit e{b, f.getLoc(), {}};
+    // Scalars are replicated on the mesh of the parameter being updated,
+    // stated in their types: the update is local by construction.
+    LogicalEmitter e(b, f.getLoc());
     auto replicatedOn = [&](SbpAttr like) {
       return makeSbp(module.getContext(), like.getMesh(),
                      SmallVector<SbpEntry>(like.getEntries().size(),
@@ -183,9 +140,9 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
 
     // The learning rate, fed by the training loop's schedule, replicated on
     // the first trained parameter's mesh.
-    e.replicated = replicatedOn(getSbp(trained.front().type));
+    e.scalarLayout = replicatedOn(getSbp(trained.front().type));
     auto lrType = cast<RankedTensorType>(
-        withSbp(RankedTensorType::get({}, b.getF32Type()), e.replicated));
+        withSbp(RankedTensorType::get({}, b.getF32Type()), e.scalarLayout));
     unsigned lrIndex = f.getNumArguments();
     if (failed(f.insertArgument(lrIndex, lrType,
                                 b.getDictionaryAttr({b.getNamedAttr(
@@ -242,7 +199,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
 
     for (Trained &t : trained) {
       Type elem = t.type.getElementType();
-      e.replicated = replicatedOn(getSbp(t.type));
+      e.scalarLayout = replicatedOn(getSbp(t.type));
       auto ref = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
       auto read = [&](StringRef name, RankedTensorType type) {
         return GetParamOp::create(b, e.loc, type,
@@ -255,7 +212,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         if (elem.isF32())
           return scalar32;
         return CastOp::create(
-            b, e.loc, withSbp(RankedTensorType::get({}, elem), e.replicated),
+            b, e.loc, withSbp(RankedTensorType::get({}, elem), e.scalarLayout),
             scalar32);
       };
       Value w = read(t.param.getSymName(), t.type);

@@ -23,14 +23,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-Shape shapeOf(Type t) {
-  auto s = cast<RankedTensorType>(t).getShape();
-  return Shape(s.begin(), s.end());
-}
-
-constexpr std::initializer_list<CommType> kAll = {
-    CommType::F32, CommType::F16, CommType::BF16, CommType::I32, CommType::I64};
-
 Shape coordsOn(BindContext &c, FlatSymbolRefAttr mesh) {
   return delinearize(c.meshes.lookup(mesh).getShape(),
                      c.meshes.positionOf(mesh, c.rank));
@@ -152,8 +144,8 @@ void registerCommKernels(KernelRegistry &r) {
   for (llvm::StringRef name :
        {"pc.all_reduce", "pc.all_gather", "pc.reduce_scatter", "pc.all_to_all",
         "pc.local_slice", "pc.local_partial"})
-    r.add(name, kAll, StreamKind::Comm, bindStep);
-  r.add("pc.broadcast", kAll, StreamKind::Comm,
+    r.add(name, kAllTypes, StreamKind::Comm, bindStep);
+  r.add("pc.broadcast", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto b = cast<BroadcastOp>(op);
           MeshView v = viewOf(c, b.getMeshAttr());
@@ -173,7 +165,7 @@ void registerCommKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add("pc.send", kAll, StreamKind::Comm,
+  r.add("pc.send", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto send = cast<SendOp>(op);
           TransferSide side =
@@ -194,7 +186,7 @@ void registerCommKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add("pc.recv", kAll, StreamKind::Comm,
+  r.add("pc.recv", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto recv = cast<RecvOp>(op);
           TransferSide side =

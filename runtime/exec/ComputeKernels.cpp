@@ -25,11 +25,6 @@ namespace {
 using Shape = std::vector<int64_t>;
 using Inputs = std::span<const HostTensor *const>;
 
-Shape shapeOf(Type t) {
-  auto s = cast<RankedTensorType>(t).getShape();
-  return Shape(s.begin(), s.end());
-}
-
 /// A kernel with one result of `type`'s shape, freshly zeroed, that
 /// `fn(inputs, out)` fills.
 template <typename Fn>
@@ -143,12 +138,9 @@ void broadcastBytes(const HostTensor &in, HostTensor &out) {
 
 int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
 
-constexpr std::initializer_list<CommType> kAll = {
-    CommType::F32, CommType::F16, CommType::BF16, CommType::I32, CommType::I64};
-
 /// Ops that only move bytes: any element type, no widening.
 void registerDataMovement(KernelRegistry &r) {
-  r.add("pc.reshape", kAll, StreamKind::Compute,
+  r.add("pc.reshape", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           Shape shape = shapeOf(op->getResult(0).getType());
           return Kernel([shape](KernelIO &io) {
@@ -158,21 +150,22 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add("pc.transpose", kAll, StreamKind::Compute,
+  r.add("pc.transpose", kAllTypes, StreamKind::Compute,
         simple<TransposeOp>([](TransposeOp t) {
           Shape perm(t.getPerm().begin(), t.getPerm().end());
           return [perm](Inputs in, HostTensor &out) {
             return cpu::transpose(*in[0], perm, out);
           };
         }));
-  r.add("pc.broadcast_to", kAll, StreamKind::Compute,
+  r.add("pc.broadcast_to", kAllTypes, StreamKind::Compute,
         simple<BroadcastToOp>([](BroadcastToOp) {
           return [](Inputs in, HostTensor &out) {
             broadcastBytes(*in[0], out);
             return absl::OkStatus();
           };
         }));
-  r.add("pc.slice", kAll, StreamKind::Compute, simple<SliceOp>([](SliceOp s) {
+  r.add("pc.slice", kAllTypes, StreamKind::Compute,
+        simple<SliceOp>([](SliceOp s) {
           Shape start(s.getStart().begin(), s.getStart().end());
           return [start](Inputs in, HostTensor &out) {
             copyBox(in[0]->bytes.data(), in[0]->shape, start, out.bytes.data(),
@@ -181,7 +174,7 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           };
         }));
-  r.add("pc.concat", kAll, StreamKind::Compute,
+  r.add("pc.concat", kAllTypes, StreamKind::Compute,
         simple<ConcatOp>([](ConcatOp c) {
           int64_t axis = c.getAxis();
           return [axis](Inputs in, HostTensor &out) {
@@ -196,11 +189,11 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           };
         }));
-  r.add("pc.cast", kAll, StreamKind::Compute, simple<CastOp>([](CastOp) {
+  r.add("pc.cast", kAllTypes, StreamKind::Compute, simple<CastOp>([](CastOp) {
           return
               [](Inputs in, HostTensor &out) { return cpu::cast(*in[0], out); };
         }));
-  r.add("pc.constant", kAll, StreamKind::Compute,
+  r.add("pc.constant", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto dense =
               dyn_cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue());
@@ -227,7 +220,7 @@ void registerDataMovement(KernelRegistry &r) {
                 return absl::OkStatus();
               });
         });
-  r.add("pc.set_param", kAll, StreamKind::Compute,
+  r.add("pc.set_param", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           if (!c.store)
             return absl::FailedPreconditionError(
@@ -240,7 +233,7 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add("pc.get_param", kAll, StreamKind::Compute,
+  r.add("pc.get_param", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto get = cast<GetParamOp>(op);
           // Fetched (and initialized) at bind time; shared, never copied.

@@ -24,11 +24,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-Shape shapeOf(Type t) {
-  auto s = cast<RankedTensorType>(t).getShape();
-  return Shape(s.begin(), s.end());
-}
-
 /// `logical`'s piece at `coords` in `sbp`: its box, zeros on all but the
 /// first member of sum partials.
 HostTensor pieceOf(const HostTensor &logical, SbpAttr sbp,

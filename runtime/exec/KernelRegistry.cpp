@@ -9,6 +9,11 @@ using namespace mlir;
 
 namespace pc::runtime {
 
+std::vector<int64_t> shapeOf(Type tensorType) {
+  auto s = cast<RankedTensorType>(tensorType).getShape();
+  return std::vector<int64_t>(s.begin(), s.end());
+}
+
 absl::StatusOr<CommType> commTypeOf(Type tensorType) {
   Type e = cast<RankedTensorType>(tensorType).getElementType();
   if (e.isF32())

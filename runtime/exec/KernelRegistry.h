@@ -109,6 +109,13 @@ private:
 /// The element type of a tensor type, or Unimplemented naming it.
 absl::StatusOr<CommType> commTypeOf(mlir::Type tensorType);
 
+/// The shape of a ranked tensor type.
+std::vector<int64_t> shapeOf(mlir::Type tensorType);
+
+/// Every element type the IR allows: for kernels that only move bytes.
+inline constexpr std::initializer_list<CommType> kAllTypes = {
+    CommType::F32, CommType::F16, CommType::BF16, CommType::I32, CommType::I64};
+
 /// The CPU backend's kernels: every logical op and the per-device ops that
 /// partitioning emits.
 KernelRegistry cpuKernels();
