@@ -1,0 +1,351 @@
+//===- ApiTest.cpp - The C++ graph-building API and sessions --------------===//
+//
+// Every op through the API builds the IR op it names, with the inferred
+// shape; the same MLP built through the API and written as IR text gives the
+// same results; misuse (shape mismatches, a layout on another graph's mesh,
+// a value of another graph, a closed session, ...) gives an error naming
+// the call and never aborts; sessions train, save and load.
+//
+//===----------------------------------------------------------------------===//
+
+#include "api/Program.h"
+#include "passes/InitAll.h"
+#include "runtime/exec/CpuExecutor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace pc::api;
+using pc::runtime::CommType;
+using pc::runtime::HostTensor;
+
+namespace {
+
+/// The IR line of the last op `name` in `g`'s text.
+std::string lineOf(Graph &g, const std::string &name) {
+  std::string text = g.str(), found;
+  size_t at = 0;
+  while ((at = text.find(name + " ", at)) != std::string::npos) {
+    size_t begin = text.rfind('\n', at) + 1, end = text.find('\n', at);
+    found = text.substr(begin, end - begin);
+    at = end;
+  }
+  return found;
+}
+
+TEST(ApiTest, EveryOpBuildsItsIrOp) {
+  Graph g("ops");
+  Mesh m = g.mesh("m", {{"dp", 2}, {"tp", 2}});
+  Value x = g.input("x", {4, 8}, DType::F32, Placement{m, {S(0), B}});
+  Value w = g.param("w", {8, 6}, DType::F32, Init::normal(0.1), true,
+                    Placement{m, {B, S(1)}});
+  Value v = g.param("v", {8}, DType::F32, Init::ones(), false);
+  Value ids = g.input("ids", {4}, DType::I64);
+  struct Case {
+    const char *op;
+    Value value;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Case> cases = {
+      {"pc.matmul", g.matmul(x, w), {4, 6}},
+      {"pc.matmul", g.matmul(w, x, true, true), {6, 4}},
+      {"pc.add", g.add(x, v), {4, 8}},
+      {"pc.sub", g.sub(x, v), {4, 8}},
+      {"pc.mul", g.mul(x, x), {4, 8}},
+      {"pc.div", g.div(x, v), {4, 8}},
+      {"pc.compare", g.compare(x, v, Compare::Gt), {4, 8}},
+      {"pc.neg", g.neg(x), {4, 8}},
+      {"pc.exp", g.exp(x), {4, 8}},
+      {"pc.log", g.log(x), {4, 8}},
+      {"pc.tanh", g.tanh(x), {4, 8}},
+      {"pc.relu", g.relu(x), {4, 8}},
+      {"pc.sigmoid", g.sigmoid(x), {4, 8}},
+      {"pc.sqrt", g.sqrt(x), {4, 8}},
+      {"pc.erf", g.erf(x), {4, 8}},
+      {"pc.gelu", g.gelu(x, true), {4, 8}},
+      {"pc.softmax", g.softmax(x), {4, 8}},
+      {"pc.log_softmax", g.logSoftmax(x, 0), {4, 8}},
+      {"pc.layer_norm", g.layerNorm(x, v, v), {4, 8}},
+      {"pc.rms_norm", g.rmsNorm(x, v), {4, 8}},
+      {"pc.reduce_sum", g.reduceSum(x, {1}), {4}},
+      {"pc.reduce_mean", g.reduceMean(x, {0}, true), {1, 8}},
+      {"pc.reduce_max", g.reduceMax(x, {0, 1}), {}},
+      {"pc.reshape", g.reshape(x, {2, 16}), {2, 16}},
+      {"pc.transpose", g.transpose(x, {1, 0}), {8, 4}},
+      {"pc.broadcast_to", g.broadcastTo(v, {3, 8}), {3, 8}},
+      {"pc.slice", g.slice(x, {0, 2}, {4, 5}), {4, 3}},
+      {"pc.concat", g.concat({x, x}, 0), {8, 8}},
+      {"pc.embedding", g.embedding(ids, w), {4, 6}},
+      {"pc.causal_mask", g.causalMask(g.reshape(x, {2, 4, 4})), {2, 4, 4}},
+      {"pc.cross_entropy", g.crossEntropy(x, ids), {4}},
+      {"pc.one_hot", g.oneHot(ids, 5), {4, 5}},
+      {"pc.cast", g.cast(x, DType::BF16), {4, 8}},
+      {"pc.constant", g.constant(2.0, {3}), {3}},
+      {"pc.to_sbp", g.toSbp(x, Placement{m, {B, S(1)}}), {4, 8}},
+  };
+  ASSERT_TRUE(g.status().ok()) << g.status();
+  for (const Case &c : cases) {
+    ASSERT_TRUE(c.value.valid()) << c.op;
+    EXPECT_EQ(c.value.shape(), c.shape) << c.op;
+    EXPECT_NE(lineOf(g, c.op), "") << c.op << " not in\n" << g.str();
+  }
+  EXPECT_EQ(cases.back().value.dtype(), DType::F32);
+  EXPECT_EQ(cases[cases.size() - 3].value.dtype(), DType::BF16);
+  // Layouts are written where the user gave them.
+  EXPECT_NE(g.str().find("pc.param @w : tensor<8x6xf32, #pc.sbp<@m, [B, "
+                         "S(1)]>> = #pc.init<normal"),
+            std::string::npos);
+  EXPECT_NE(g.str().find("{trainable = false}"), std::string::npos);
+  EXPECT_NE(lineOf(g, "pc.to_sbp").find("#pc.sbp<@m, [B, S(1)]>"),
+            std::string::npos);
+  g.output("y", cases[0].value);
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(g.module())));
+  EXPECT_NE(g.str().find("{pc.name = \"y\"}"), std::string::npos);
+}
+
+TEST(ApiTest, PlacementScopesPlaceInputsAndParameters) {
+  Graph g("stages");
+  Mesh a = g.mesh("a", {{"x", 2}});
+  Mesh b = g.mesh("b", {{"x", 2}});
+  Value in;
+  {
+    auto scope = g.on(a);
+    in = g.input("x", {4}, DType::F32);
+    Value w = g.param("w", {4}, DType::F32, Init::ones());
+    Value s = g.toSbp(g.mul(in, w), {S(0)});
+    {
+      auto inner = g.on(b);
+      g.output("y", g.toSbp(s, {B}));
+    }
+    g.output("z", g.toSbp(s, {B}));
+  }
+  ASSERT_TRUE(g.status().ok()) << g.status();
+  std::string text = g.str();
+  EXPECT_NE(text.find("tensor<4xf32, #pc.sbp<@a, [B]>> {pc.name = \"x\"}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pc.param @w : tensor<4xf32, #pc.sbp<@a, [B]>>"),
+            std::string::npos);
+  EXPECT_NE(text.find("-> tensor<4xf32, #pc.sbp<@b, [B]>>"), std::string::npos);
+  // Outside every scope, a toSbp without a mesh is a misuse.
+  g.toSbp(in, {B});
+  EXPECT_EQ(g.status().message(),
+            "Graph::toSbp: no mesh: give a Placement, or call it within a "
+            "Graph::on(mesh) scope");
+}
+
+TEST(ApiTest, MisuseIsAnErrorThatNamesTheCall) {
+  {
+    Graph g("shapes");
+    Value a = g.input("a", {8, 4}, DType::F32);
+    Value b = g.input("b", {5, 3}, DType::F32);
+    Value c = g.matmul(a, b);
+    EXPECT_FALSE(c.valid());
+    EXPECT_EQ(std::string(g.status().message().substr(0, 30)),
+              "Graph::matmul: 'pc.matmul' op ");
+    // Sticky: later calls fail too, and keep the first error.
+    EXPECT_FALSE(g.relu(a).valid());
+    EXPECT_EQ(std::string(g.status().message().substr(0, 14)),
+              "Graph::matmul:");
+  }
+  {
+    Graph g("g"), other("other");
+    Mesh theirs = other.mesh("m", {{"x", 2}});
+    Value a = g.input("a", {4}, DType::F32, Placement{theirs, {S(0)}});
+    EXPECT_FALSE(a.valid());
+    EXPECT_EQ(g.status().message(),
+              "Graph::input: the layout of 'a' is on a mesh of another graph");
+  }
+  {
+    Graph g("g"), other("other");
+    g.mesh("m", {{"x", 2}});
+    Mesh theirs = other.mesh("m", {{"x", 2}});
+    Value a = g.input("a", {4}, DType::F32);
+    g.toSbp(a, Placement{theirs, {S(0)}});
+    EXPECT_EQ(g.status().message(),
+              "Graph::toSbp: mesh 'm' is not a mesh of @g");
+  }
+  {
+    Graph g("g"), other("other");
+    Value a = g.input("a", {4}, DType::F32);
+    Value b = other.input("b", {4}, DType::F32);
+    g.add(a, b);
+    EXPECT_EQ(g.status().message(),
+              "Graph::add: operand #1 belongs to another graph, not @g");
+  }
+  {
+    Graph g("g");
+    Mesh m = g.mesh("m", {{"x", 2}, {"y", 2}});
+    g.input("a", {4}, DType::F32, Placement{m, {S(0)}});
+    EXPECT_EQ(g.status().message(),
+              "Graph::input: the layout of 'a' has 1 entries for mesh @m "
+              "with 2 axes");
+  }
+  {
+    Graph g("g");
+    Mesh m = g.mesh("m", {{"x", 2}});
+    g.input("a", {4}, DType::F32, Placement{m, {S(1)}});
+    EXPECT_EQ(std::string(g.status().message().substr(0, 32)),
+              "Graph::input: the layout of 'a':");
+  }
+  {
+    Graph g("g");
+    Value a = g.input("a", {4}, DType::F32);
+    g.loss(a);
+    EXPECT_EQ(g.status().message(),
+              "Graph::loss: the loss must be a 0-d float value");
+    absl::StatusOr<Program> p = compile(g);
+    EXPECT_EQ(p.status().message(),
+              "compile: the graph has an error: Graph::loss: the loss must be "
+              "a 0-d float value");
+  }
+  {
+    Graph g("g");
+    g.input("a", {4}, DType::F32);
+    g.input("a", {4}, DType::F32);
+    EXPECT_EQ(g.status().message(), "Graph::input: 'a' is already a name");
+  }
+}
+
+/// The MLP both ways: through the API, and as IR text.
+const char *kMlpText = R"mlir(
+pc.mesh @m <["dp"=2, "tp"=2]>
+pc.param @w1 : tensor<6x8xf32, #pc.sbp<@m, [B, S(1)]>> = #pc.init<normal(std = 0.5)>
+pc.param @w2 : tensor<8x3xf32, #pc.sbp<@m, [B, S(0)]>> = #pc.init<normal(std = 0.5)>
+func.func @mlp(%x: tensor<4x6xf32, #pc.sbp<@m, [S(0), B]>> {pc.name = "x"}) -> (tensor<4x3xf32> {pc.name = "y"}) {
+  %w1 = pc.get_param @w1 : tensor<6x8xf32, #pc.sbp<@m, [B, S(1)]>>
+  %w2 = pc.get_param @w2 : tensor<8x3xf32, #pc.sbp<@m, [B, S(0)]>>
+  %h = pc.matmul %x, %w1 : (tensor<4x6xf32, #pc.sbp<@m, [S(0), B]>>, tensor<6x8xf32, #pc.sbp<@m, [B, S(1)]>>) -> tensor<4x8xf32>
+  %a = pc.tanh %h : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = pc.matmul %a, %w2 : (tensor<4x8xf32>, tensor<8x3xf32, #pc.sbp<@m, [B, S(0)]>>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+)mlir";
+
+void buildMlp(Graph &g) {
+  Mesh m = g.mesh("m", {{"dp", 2}, {"tp", 2}});
+  Value x = g.input("x", {4, 6}, DType::F32, Placement{m, {S(0), B}});
+  Value w1 = g.param("w1", {6, 8}, DType::F32, Init::normal(0.5), true,
+                     Placement{m, {B, S(1)}});
+  Value w2 = g.param("w2", {8, 3}, DType::F32, Init::normal(0.5), true,
+                     Placement{m, {B, S(0)}});
+  g.output("y", g.matmul(g.tanh(g.matmul(x, w1)), w2));
+}
+
+HostTensor someInput() {
+  HostTensor x = HostTensor::zeros({4, 6}, CommType::F32);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.as<float>()[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  return x;
+}
+
+TEST(ApiTest, TheApiAndIrTextGiveTheSameResults) {
+  Graph g("mlp");
+  buildMlp(g);
+  absl::StatusOr<Program> program = compile(g);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->numDevices(), 4);
+  EXPECT_NE(program->plan().find("mesh @m [dp=2, tp=2], 4 devices"),
+            std::string::npos)
+      << program->plan();
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::create(*program);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)->feed("x", someInput()).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  absl::StatusOr<HostTensor> viaApi = (*s)->fetch("y");
+  ASSERT_TRUE(viaApi.ok()) << viaApi.status();
+
+  // The IR text, compiled and run directly.
+  pc::registerAllPasses();
+  mlir::MLIRContext ctx;
+  mlir::DialectRegistry registry;
+  pc::registerAllDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+  auto m = mlir::parseSourceString<mlir::ModuleOp>(kMlpText, &ctx);
+  ASSERT_TRUE(m);
+  mlir::PassManager pm = mlir::PassManager::on<mlir::ModuleOp>(&ctx);
+  ASSERT_TRUE(mlir::succeeded(mlir::parsePassPipeline("pc-distribute", pm)));
+  ASSERT_TRUE(mlir::succeeded(pm.run(*m)));
+  absl::StatusOr<pc::runtime::CpuRun> viaText =
+      pc::runtime::runOnCpu(*m, "mlp", {someInput()}, 0);
+  ASSERT_TRUE(viaText.ok()) << viaText.status();
+  ASSERT_EQ(viaText->results.size(), 1u);
+  EXPECT_EQ(viaApi->shape, viaText->results[0].shape);
+  EXPECT_EQ(viaApi->bytes, viaText->results[0].bytes);
+}
+
+TEST(ApiTest, SessionsTrainSaveAndLoad) {
+  auto build = [](Graph &g) {
+    Mesh m = g.mesh("m", {{"dp", 2}});
+    Value x = g.input("x", {4, 6}, DType::F32, Placement{m, {S(0)}});
+    Value w = g.param("w", {6, 3}, DType::F32, Init::normal(0.5));
+    Value y = g.matmul(x, w);
+    g.loss(g.reduceMean(g.mul(y, y), {0, 1}));
+  };
+  Graph g("train");
+  build(g);
+  CompileOptions options;
+  options.train = true;
+  options.optimizer.kind = "sgd";
+  options.optimizer.lr = 0.1;
+  absl::StatusOr<Program> program = compile(g, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto a = Session::create(*program);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE((*a)->feed("x", someInput()).ok());
+  double first = *(*a)->trainStep();
+  (*a)->trainStep();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / "pc-api-test-ckpt").string();
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE((*a)->save(dir, /*sharded=*/true).ok());
+  double next = *(*a)->trainStep();
+  EXPECT_LT(next, first);
+  EXPECT_EQ((*a)->report().losses.size(), 3u);
+
+  // A fresh session on 1 device resumes from the checkpoint.
+  Graph g1("train");
+  build(g1);
+  options.meshShapes["m"] = {1};
+  absl::StatusOr<Program> one = compile(g1, options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  auto b = Session::create(*one);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*b)->load(dir).ok());
+  ASSERT_TRUE((*b)->feed("x", someInput()).ok());
+  absl::StatusOr<double> resumed = (*b)->trainStep();
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_NEAR(*resumed, next, 1e-6 * next);
+  EXPECT_EQ((*b)->report().step, 3);
+
+  // Misuse of sessions.
+  EXPECT_EQ((*b)->feed("x", HostTensor::zeros({3}, CommType::F32)).message(),
+            "Session::feed: input 'x' is f32 of shape [4, 6], not f32 of "
+            "shape [3]");
+  EXPECT_EQ((*b)->feed("nope", someInput()).message(),
+            "Session::feed: the program has no input 'nope'");
+  EXPECT_EQ((*b)->run().message(),
+            "Session::run: the program is a training step; call trainStep()");
+  EXPECT_EQ((*b)->fetch("nope").status().message(),
+            "Session::fetch: the program has no output 'nope'");
+  (*b)->close();
+  EXPECT_EQ((*b)->trainStep().status().message(),
+            "Session::trainStep: the session is closed");
+  EXPECT_EQ((*b)->fetch("loss").status().message(),
+            "Session::fetch: the session is closed");
+  CompileOptions pipelined;
+  pipelined.microbatches = 4;
+  EXPECT_EQ(compile(g1, pipelined).status().code(),
+            absl::StatusCode::kUnimplemented);
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
