@@ -7,7 +7,7 @@ import lit.formats
 config.name = "pc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "main.cpp"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pc_obj_root, "test")
 
@@ -15,6 +15,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.pc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
 config.substitutions.append(("%pc_src_root", config.pc_src_root))
+config.substitutions.append(("%pc_obj_root", config.pc_obj_root))
 config.substitutions.append(("%mlir_tblgen", config.mlir_tblgen))
 config.substitutions.append(("%mlir_include", config.mlir_include_dir))
 # The Debian python3, which has python3-numpy; not a python from PATH.

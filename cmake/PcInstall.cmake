@@ -1,0 +1,28 @@
+# cmake --install: the API's headers, the libraries it links (static, with
+# their dependencies exported), pc-opt and pc-run, and the pc CMake package.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(PC_INSTALLED_LIBS PCApi PCCpuExecutor PCActors PCCpuKernels PCCollectives
+  PCDevice PCSharding PCBoxing PCReference PCRegistration PCPasses PCDialect)
+install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS pc-opt pc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The public headers and the few they include.
+foreach(header api/Graph.h api/Program.h dialect/Sharding.h
+    runtime/device/HostTensor.h runtime/comm/Communicator.h)
+  get_filename_component(dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header}
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
+endforeach()
+install(EXPORT pcTargets NAMESPACE pc::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pc)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pcConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/pcConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pc
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/pcConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/pcConfig.cmake
+  ${PROJECT_BINARY_DIR}/pcConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pc)
