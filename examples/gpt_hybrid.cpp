@@ -124,8 +124,8 @@ int main(int argc, char **argv) {
     std::printf("step %lld loss %.6f\n", (long long)s + 1, *loss);
   }
   std::printf(
-      "More devices: gpt_hybrid --dp 4 --tp 2 (8 CPU virtual devices). On "
-      "GPUs: the CUDA backend builds (-DPC_ENABLE_CUDA=ON) but does not run "
-      "programs yet.\n");
+      "More devices: gpt_hybrid --dp 4 --tp 2 (or scripts/demo.sh --dp 4 "
+      "--tp 2) runs on 8 CPU virtual devices. GPUs: the CUDA backend builds "
+      "(-DPC_ENABLE_CUDA=ON) but does not run programs yet.\n");
   return 0;
 }
