@@ -62,10 +62,22 @@ std::string Program::plan() const {
     std::map<std::string, int64_t> kinds;
     int64_t ops = 0;
     f.walk([&](Operation *op) {
-      if (isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-              BroadcastOp, SendOp, RecvOp>(op))
-        ++kinds[op->getName().stripDialect().str()];
       ++ops;
+      if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+               BroadcastOp, SendOp, RecvOp>(op))
+        return;
+      // A step over mesh axes of size 1 has one member and moves nothing
+      // (the runtime passes its input on): not a collective.
+      auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+      auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+      if (mesh && axes) {
+        int64_t members = 1;
+        for (int64_t a : axes.asArrayRef())
+          members *= m.lookupSymbol<MeshOp>(mesh.getAttr()).getShape()[a];
+        if (members == 1)
+          return;
+      }
+      ++kinds[op->getName().stripDialect().str()];
     });
     os << "@" << f.getSymName() << " on ranks "
        << absl::StrJoin(ranks.asArrayRef(), ",") << ": " << ops << " ops";
