@@ -30,10 +30,6 @@ struct Program::Impl {
   OwningOpRef<ModuleOp> module;
 };
 
-void *Program::moduleOpaque() const {
-  return impl ? impl->module->getOperation() : nullptr;
-}
-
 std::string Program::str() const {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -244,7 +240,7 @@ absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
   return absl::OkStatus();
 }
 
-absl::Status Session::runOnce(bool train) {
+absl::Status Session::runOnce() {
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<runtime::CpuRun> run =
       cpu->run(program.graph(), inputs, runtime::CpuRunOptions{});
@@ -264,7 +260,6 @@ absl::Status Session::runOnce(bool train) {
       last.collectives[kind] += n;
   }
   outputs = std::move(run->results);
-  (void)train;
   return absl::OkStatus();
 }
 
@@ -274,7 +269,7 @@ absl::Status Session::run() {
   if (program.training())
     return absl::FailedPreconditionError(
         "Session::run: the program is a training step; call trainStep()");
-  return runOnce(false);
+  return runOnce();
 }
 
 absl::StatusOr<double> Session::trainStep() {
@@ -295,7 +290,7 @@ absl::StatusOr<double> Session::trainStep() {
       runtime::HostTensor::zeros({}, runtime::CommType::F32);
   lr.as<float>()[0] = static_cast<float>(rates.at(step));
   inputs[*lrIndex] = lr;
-  if (absl::Status s = runOnce(true); !s.ok())
+  if (absl::Status s = runOnce(); !s.ok())
     return s;
   double loss = outputs[*lossIndex].get(0);
   ++step;

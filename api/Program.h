@@ -64,8 +64,6 @@ public:
   /// A summary: meshes, per-device programs and their ranks, collectives
   /// by kind.
   std::string plan() const;
-  /// The module (owned by the program).
-  void *moduleOpaque() const;
 
 private:
   friend absl::StatusOr<Program> compile(Graph &, const CompileOptions &);
@@ -124,7 +122,7 @@ public:
 private:
   Session() = default;
   absl::Status usable(const char *call) const;
-  absl::Status runOnce(bool train);
+  absl::Status runOnce();
 
   Program program;
   std::unique_ptr<runtime::CpuSession> cpu;

@@ -67,6 +67,8 @@ private:
   SbpAttr wantOf(OpOperand &use);
   /// The layout parameter `name` is stored in, if known yet.
   SbpAttr paramLayoutOf(FlatSymbolRefAttr name);
+  /// Each parameter's first pc.get_param, found on first use.
+  DenseMap<StringAttr, Value> firstReads;
   void apply(func::FuncOp f);
 
   void decide(Value v, SbpAttr sbp) {
@@ -253,14 +255,14 @@ SbpAttr Propagator::paramLayoutOf(FlatSymbolRefAttr name) {
   if (auto param = module.lookupSymbol<ParamOp>(name))
     if (SbpAttr s = getSbp(param.getType()))
       return s;
-  SbpAttr first;
-  forEachGraph(module, [&](func::FuncOp f) {
-    f.walk([&](GetParamOp get) {
-      if (!first && get.getNameAttr() == name)
-        first = layout.lookup(get.getResult());
+  if (firstReads.empty())
+    forEachGraph(module, [&](func::FuncOp f) {
+      f.walk([&](GetParamOp get) {
+        firstReads.try_emplace(get.getNameAttr().getAttr(), get.getResult());
+      });
     });
-  });
-  return first;
+  Value first = firstReads.lookup(name.getAttr());
+  return first ? layout.lookup(first) : SbpAttr();
 }
 
 SbpAttr Propagator::bestWant(Value v) {

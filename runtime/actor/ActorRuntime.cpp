@@ -49,7 +49,7 @@ struct ActorState {
   std::vector<uint32_t> consumers; // distinct
   std::vector<int64_t> readable;   // per producer: iterations it sent Req for
   std::vector<int32_t> acks;       // per register slot
-  int64_t fired = 0, completed = 0, freed = 0;
+  int64_t fired = 0, freed = 0;
   int32_t orderPosition = -1;
   bool queued = false; // its next firing waits in its stream's ready set
 };
@@ -151,7 +151,6 @@ private:
         }
         return;
       }
-      ++s.completed;
       ++completedFirings;
       if (++doneInIteration[m.iteration] == static_cast<int64_t>(specs.size()))
         stats.iterationDoneUs[m.iteration] = nowUs();

@@ -65,7 +65,6 @@ bool isInteger(CommType t) { return t == CommType::I32 || t == CommType::I64; }
 struct Argument {
   RankedTensorType type; // logical, without its layout
   std::string name;      // pc.name, or empty
-  int64_t idBound = 0;   // for random integer inputs: ids below it
 };
 
 } // namespace
