@@ -67,8 +67,10 @@ private:
   SbpAttr wantOf(OpOperand &use);
   /// The layout parameter `name` is stored in, if known yet.
   SbpAttr paramLayoutOf(FlatSymbolRefAttr name);
-  /// Each parameter's first pc.get_param, found on first use.
+  /// Each parameter's first pc.get_param and declared layout, found on
+  /// first use.
   DenseMap<StringAttr, Value> firstReads;
+  DenseMap<StringAttr, SbpAttr> declared;
   void apply(func::FuncOp f);
 
   void decide(Value v, SbpAttr sbp) {
@@ -252,15 +254,20 @@ SbpAttr Propagator::wantOf(OpOperand &use) {
 SbpAttr Propagator::paramLayoutOf(FlatSymbolRefAttr name) {
   // The declared layout, or that of the parameter's first read once decided
   // (unifyParams gives every read that layout).
-  if (auto param = module.lookupSymbol<ParamOp>(name))
-    if (SbpAttr s = getSbp(param.getType()))
-      return s;
-  if (firstReads.empty())
+  // Both found once: a symbol lookup scans the module, and training graphs
+  // ask for every parameter in every sweep.
+  if (firstReads.empty()) {
+    for (auto param : module.getOps<ParamOp>())
+      if (SbpAttr s = getSbp(param.getType()))
+        declared[param.getSymNameAttr()] = s;
     forEachGraph(module, [&](func::FuncOp f) {
       f.walk([&](GetParamOp get) {
         firstReads.try_emplace(get.getNameAttr().getAttr(), get.getResult());
       });
     });
+  }
+  if (SbpAttr s = declared.lookup(name.getAttr()))
+    return s;
   Value first = firstReads.lookup(name.getAttr());
   return first ? layout.lookup(first) : SbpAttr();
 }
