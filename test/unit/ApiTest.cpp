@@ -108,6 +108,38 @@ TEST(ApiTest, EveryOpBuildsItsIrOp) {
   g.output("y", cases[0].value);
   EXPECT_TRUE(mlir::succeeded(mlir::verify(g.module())));
   EXPECT_NE(g.str().find("{pc.name = \"y\"}"), std::string::npos);
+
+  // The text is IR that pc-opt reads: it parses back and verifies.
+  mlir::MLIRContext ctx;
+  mlir::DialectRegistry registry;
+  pc::registerAllDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+  auto parsed = mlir::parseSourceString<mlir::ModuleOp>(g.str(), &ctx);
+  ASSERT_TRUE(parsed);
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(*parsed)));
+}
+
+TEST(ApiTest, CompileErrorsCarryTheDiagnostics) {
+  // Two meshes and a value nothing places: propagation cannot choose one.
+  Graph g("two");
+  g.mesh("a", {{"x", 2}});
+  g.mesh("b", {{"x", 2}});
+  Value x = g.input("x", {4}, DType::F32);
+  g.output("y", g.relu(x));
+  absl::StatusOr<Program> p = compile(g);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(p.status().message().substr(0, 11)), "compiling: ");
+  EXPECT_NE(p.status().message().find("mesh"), std::string::npos) << p.status();
+  // Training needs a loss.
+  CompileOptions train;
+  train.train = true;
+  absl::StatusOr<Program> t = compile(g, train);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("has no loss to differentiate"),
+            std::string::npos)
+      << t.status();
 }
 
 TEST(ApiTest, PlacementScopesPlaceInputsAndParameters) {
