@@ -234,7 +234,12 @@ Value Graph::make(const std::string &call,
   if (!check(call, operands))
     return {};
   OpBuilder b(ctx.get());
-  b.setInsertionPointToEnd(&state->func.getBody().front());
+  // Before the return that module() may have built already.
+  Block &body = state->func.getBody().front();
+  if (!body.empty() && isa<func::ReturnOp>(body.back()))
+    b.setInsertionPoint(&body.back());
+  else
+    b.setInsertionPointToEnd(&body);
   Capture diags(ctx.get());
   mlir::Value result = build(b, NameLoc::get(b.getStringAttr(call)));
   Operation *op = result.getDefiningOp();

@@ -120,6 +120,22 @@ TEST(ApiTest, EveryOpBuildsItsIrOp) {
   EXPECT_TRUE(mlir::succeeded(mlir::verify(*parsed)));
 }
 
+TEST(ApiTest, BuildingGoesOnAfterTheModuleIsRead) {
+  Graph g("more");
+  g.mesh("m", {{"x", 2}});
+  Value x = g.input("x", {4}, DType::F32);
+  g.output("a", g.relu(x));
+  std::string first = g.str();
+  g.output("b", g.exp(x));
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(g.module())));
+  std::string second = g.str();
+  EXPECT_EQ(first.find("pc.exp"), std::string::npos);
+  EXPECT_NE(second.find("pc.exp"), std::string::npos);
+  EXPECT_NE(second.find("{pc.name = \"b\"}"), std::string::npos);
+  absl::StatusOr<Program> p = compile(g);
+  EXPECT_TRUE(p.ok()) << p.status();
+}
+
 TEST(ApiTest, CompileErrorsCarryTheDiagnostics) {
   // Two meshes and a value nothing places: propagation cannot choose one.
   Graph g("two");
