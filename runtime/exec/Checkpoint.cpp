@@ -198,7 +198,11 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
       shape.push_back(*n);
     }
     HostTensor whole;
-    std::vector<bool> covered;
+    // Coverage without a per-element map: the pieces are boxes, so they
+    // tile the tensor exactly when they are pairwise disjoint and their
+    // volumes add up to its size.
+    std::vector<std::pair<Shape, Shape>> boxes; // offsets, sizes
+    int64_t volume = 0;
     bool first = true;
     for (const llvm::json::Value &pv : *piecesJson) {
       const llvm::json::Object *piece = pv.getAsObject();
@@ -221,42 +225,40 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
       if (found == it->second.end())
         return bad(absl::StrCat(file->str(), " does not hold it"));
       const HostTensor &p = found->second;
+      if (p.shape.size() != shape.size())
+        return bad(
+            absl::StrCat("its piece in ", file->str(), " has the wrong rank"));
       Shape offsets;
       for (auto [d, o] : llvm::enumerate(*offsetsJson)) {
         std::optional<int64_t> n = o.getAsInteger();
-        if (!n || *n < 0 || d >= p.shape.size() || *n + p.shape[d] > shape[d])
+        if (!n || *n < 0 || *n + p.shape[d] > shape[d])
           return bad(absl::StrCat("its piece in ", file->str(),
                                   " does not fit its shape"));
         offsets.push_back(*n);
       }
-      if (p.shape.size() != shape.size())
-        return bad(
-            absl::StrCat("its piece in ", file->str(), " has the wrong rank"));
       if (first) {
         whole = HostTensor::zeros(shape, p.type);
-        covered.assign(whole.numel(), false);
         first = false;
       } else if (p.type != whole.type) {
         return bad("its pieces have different element types");
       }
+      for (auto &[o, z] : boxes) {
+        bool overlap = true;
+        for (size_t d = 0; d < shape.size() && overlap; ++d)
+          overlap = offsets[d] < o[d] + z[d] && o[d] < offsets[d] + p.shape[d];
+        if (overlap && p.numel() && product(z))
+          return bad("two of its pieces overlap");
+      }
+      boxes.push_back({offsets, p.shape});
+      volume += p.numel();
       copyBox(p.bytes.data(), p.shape, Shape(shape.size(), 0),
               whole.bytes.data(), shape, offsets, p.shape, sizeOf(p.type));
-      for (int64_t i = 0, n = p.numel(); i < n; ++i) {
-        Shape idx = delinearize(p.shape, i);
-        for (size_t d = 0; d < idx.size(); ++d)
-          idx[d] += offsets[d];
-        int64_t linear = 0;
-        for (size_t d = 0; d < idx.size(); ++d)
-          linear = linear * shape[d] + idx[d];
-        covered[linear] = true;
-      }
     }
     if (first)
       return bad("has no pieces");
-    int64_t missing = std::count(covered.begin(), covered.end(), false);
-    if (missing)
-      return bad(absl::StrCat("its pieces leave ", missing, " of ",
-                              covered.size(), " elements unwritten"));
+    if (volume != whole.numel())
+      return bad(absl::StrCat("its pieces leave ", whole.numel() - volume,
+                              " of ", whole.numel(), " elements unwritten"));
     out.tensors[name] = std::move(whole);
   }
   return out;

@@ -44,7 +44,7 @@ struct CpuRunOptions {
   /// slowest consumer.
   int32_t registers = 2;
   /// Record every firing (CpuRun::events).
-  bool trace = true;
+  bool trace = false;
 };
 
 struct CpuRun {
