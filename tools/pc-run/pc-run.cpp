@@ -92,7 +92,8 @@ int main(int argc, char **argv) {
   cl::opt<std::string> paramsPath(
       "params", cl::desc("Parameters from a .safetensors file, by name"));
   cl::opt<std::string> tracePath(
-      "trace", cl::desc("Chrome/Perfetto trace of every actor firing (JSON)"));
+      "trace", cl::desc("Chrome/Perfetto trace of every actor firing (JSON; "
+                        "with --train, of the last step)"));
   cl::opt<int> threadsPerDevice(
       "threads-per-device",
       cl::desc("BLAS threads per device (default: cores / devices)"),
@@ -158,6 +159,9 @@ int main(int argc, char **argv) {
                       : "--steps must be at least 1");
   if (registers < 1)
     return fail("--registers must be at least 1");
+  if (!train && (!savePath.empty() || saveEvery > 0))
+    return fail("--save and --save-every write training checkpoints; they "
+                "need --train");
 
   DialectRegistry registry;
   pc::registerAllDialects(registry);
