@@ -65,6 +65,19 @@ private:
   bool refine(func::FuncOp f);
   /// The layout the use `use` consumes its value in, or null when any does.
   SbpAttr wantOf(OpOperand &use);
+  /// conversionCost, memoized on the uniqued type and layouts: the same
+  /// conversions recur in every layer, and the planner's own cache keys
+  /// are strings.
+  double convert(Type type, SbpAttr src, SbpAttr dst) {
+    if (src == dst)
+      return 0;
+    auto [it, inserted] = costs.try_emplace({type, src, dst}, 0.0);
+    if (inserted)
+      it->second = conversionCost(planner, meshes, type, src, dst);
+    return it->second;
+  }
+  DenseMap<std::tuple<Type, Attribute, Attribute>, double> costs;
+
   /// The layout parameter `name` is stored in, if known yet.
   SbpAttr paramLayoutOf(FlatSymbolRefAttr name);
   /// Each parameter's first pc.get_param and declared layout, found on
@@ -191,15 +204,14 @@ FailureOr<NdSbpSignature> Propagator::choose(SbpOpInterface op, bool final) {
         if (produced != have)
           allowed = false;
       } else if (!final) {
-        cost += conversionCost(planner, meshes, v.getType(), produced, have);
+        cost += convert(v.getType(), produced, have);
       }
     }
     if (!allowed)
       continue;
     for (auto [i, v] : llvm::enumerate(op->getOperands()))
       if (SbpAttr have = layout.lookup(v))
-        cost += conversionCost(planner, meshes, v.getType(), have,
-                               sbpOf(meshName, sig.operands[i]));
+        cost += convert(v.getType(), have, sbpOf(meshName, sig.operands[i]));
     double perDevice = work / sig.parallelism;
     if (!best || cost < bestCost ||
         (cost == bestCost && perDevice < bestWork)) {
@@ -298,7 +310,7 @@ SbpAttr Propagator::bestWant(Value v) {
   for (SbpAttr candidate : candidates) {
     double cost = 0;
     for (SbpAttr w : wants)
-      cost += conversionCost(planner, meshes, v.getType(), candidate, w);
+      cost += convert(v.getType(), candidate, w);
     if (!best || cost < bestCost) {
       best = candidate;
       bestCost = cost;
@@ -423,16 +435,14 @@ bool Propagator::refine(func::FuncOp f) {
     auto total = [&](const NdSbpSignature &sig) {
       double cost = 0;
       for (auto [i, v] : llvm::enumerate(op.getOperands()))
-        cost += conversionCost(planner, meshes, v.getType(), layout[v],
-                               sbpOf(mesh, sig.operands[i]));
+        cost += convert(v.getType(), layout[v], sbpOf(mesh, sig.operands[i]));
       for (auto [i, r] : llvm::enumerate(op.getResults())) {
         SbpAttr produced = sbpOf(mesh, sig.results[i]);
         if (fixed.contains(r) && produced != layout[r])
           return std::numeric_limits<double>::infinity();
         for (OpOperand &use : r.getUses())
           if (SbpAttr want = wantOf(use))
-            cost +=
-                conversionCost(planner, meshes, r.getType(), produced, want);
+            cost += convert(r.getType(), produced, want);
       }
       return cost;
     };
