@@ -206,20 +206,27 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                                   FlatSymbolRefAttr::get(b.getStringAttr(name)))
             .getResult();
       };
-      // Math in the parameter's type; scalars of f32 become that type.
-      auto asElem = [&](Value scalar32) -> Value {
-        scalar32 = e.here(scalar32);
+      // The update and the state are f32 whatever the weight's type (16-bit
+      // moments underflow), in the weight's layout; the new weight is
+      // rounded to its type once.
+      auto type32 = cast<RankedTensorType>(
+          withSbp(RankedTensorType::get(t.type.getShape(), b.getF32Type()),
+                  getSbp(t.type)));
+      auto to32 = [&](Value v) -> Value {
         if (elem.isF32())
-          return scalar32;
+          return v;
+        auto vt = cast<RankedTensorType>(v.getType());
         return CastOp::create(
-            b, e.loc, withSbp(RankedTensorType::get({}, elem), e.scalarLayout),
-            scalar32);
+            b, e.loc,
+            withSbp(RankedTensorType::get(vt.getShape(), b.getF32Type()),
+                    getSbp(vt)),
+            v);
       };
-      Value w = read(t.param.getSymName(), t.type);
-      Value g = t.grad;
+      Value w = to32(read(t.param.getSymName(), t.type));
+      Value g = to32(t.grad);
       if (clipFactor)
-        g = e.mul(g, asElem(clipFactor));
-      Value lr = asElem(lr32);
+        g = e.mul(g, e.here(clipFactor));
+      Value lr = e.here(lr32);
       if (weightDecay > 0 && kind != "adamw")
         g = e.add(g, e.scale(w, weightDecay)); // L2, through the gradient.
       Value step;
@@ -227,29 +234,32 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         step = g;
         if (momentum > 0) {
           std::string name = (t.param.getSymName() + ".momentum").str();
-          addState(module, t.param, name, t.type);
-          Value buf = e.add(e.scale(read(name, t.type), momentum), g);
+          addState(module, t.param, name, type32);
+          Value buf = e.add(e.scale(read(name, type32), momentum), g);
           SetParamOp::create(b, e.loc, b.getStringAttr(name), buf);
           step = buf;
         }
       } else {
         std::string mName = (t.param.getSymName() + ".adam_m").str();
         std::string vName = (t.param.getSymName() + ".adam_v").str();
-        addState(module, t.param, vName, t.type);
-        addState(module, t.param, mName, t.type);
+        addState(module, t.param, vName, type32);
+        addState(module, t.param, mName, type32);
         Value m =
-            e.add(e.scale(read(mName, t.type), beta1), e.scale(g, 1 - beta1));
-        Value v = e.add(e.scale(read(vName, t.type), beta2),
+            e.add(e.scale(read(mName, type32), beta1), e.scale(g, 1 - beta1));
+        Value v = e.add(e.scale(read(vName, type32), beta2),
                         e.scale(e.mul(g, g), 1 - beta2));
         SetParamOp::create(b, e.loc, b.getStringAttr(mName), m);
         SetParamOp::create(b, e.loc, b.getStringAttr(vName), v);
-        Value mHat = e.div(m, asElem(biasCorrection1));
-        Value vHat = e.div(v, asElem(biasCorrection2));
-        step = e.div(mHat, e.add(e.sqrt(vHat), e.scalar(eps, elem)));
+        Value mHat = e.div(m, e.here(biasCorrection1));
+        Value vHat = e.div(v, e.here(biasCorrection2));
+        step = e.div(mHat, e.add(e.sqrt(vHat), e.scalar(eps, b.getF32Type())));
         if (weightDecay > 0 && kind == "adamw")
           step = e.add(step, e.scale(w, weightDecay)); // Decoupled.
       }
-      SetParamOp::create(b, e.loc, ref.getAttr(), e.sub(w, e.mul(lr, step)));
+      Value next = e.sub(w, e.mul(lr, step));
+      if (!elem.isF32())
+        next = CastOp::create(b, e.loc, t.type, next);
+      SetParamOp::create(b, e.loc, ref.getAttr(), next);
       ++numUpdated;
     }
 

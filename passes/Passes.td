@@ -66,7 +66,8 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     decay as L2 through the gradient) or AdamW (decoupled weight decay),
     optionally after clipping all gradients by their global norm. Optimizer
     state is frozen parameters named after the weight (`@w.momentum`,
-    `@w.adam_m`, `@w.adam_v`) with the weight's type and layout, plus one
+    `@w.adam_m`, `@w.adam_v`) with the weight's shape and layout in f32
+    (the update math is f32 too; a 16-bit weight is rounded once), plus one
     step counter `@optimizer.step` for Adam's bias correction; every new
     value is stored with `pc.set_param`. The learning rate is a new last
     argument `%lr: tensor<f32> {pc.name = "lr"}`, which the training loop
