@@ -190,7 +190,11 @@ int main(int argc, char **argv) {
 
   // Training: the loss's gradients and the optimizer join the graph before
   // anything else sees it.
-  if (train && !partitioned) {
+  // A graph that already stores parameters is a training step: its
+  // optimizer settings are in the IR, and the flags only feed the rate.
+  bool hasStep = false;
+  module->walk([&](pc::SetParamOp) { hasStep = true; });
+  if (train && !partitioned && !hasStep) {
     auto exact = [](double v) { return llvm::formatv("{0:e16}", v).str(); };
     std::string pipeline = llvm::formatv(
         "pc-autodiff{{graph={0}},pc-optimizer{{kind={1} momentum={2} "
