@@ -23,9 +23,9 @@
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
-#include "runtime/exec/Schedule.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/reference/Interpreter.h"
+#include "tools/pc-run/Train.h"
 
 #include "dialect/PcOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -45,7 +45,6 @@
 #include <optional>
 #include <random>
 #include <thread>
-#include <unistd.h>
 
 using namespace mlir;
 using pc::runtime::CommType;
@@ -351,131 +350,13 @@ int main(int argc, char **argv) {
   std::optional<double> steadyStep;
   absl::StatusOr<pc::runtime::CpuRun> run;
   if (train) {
-    // Where the loop feeds the rate and reads the loss: from the programs'
-    // argument and result attributes, which partition keeps.
-    std::optional<int64_t> lrIndex, lossIndex, normIndex;
-    for (auto f : module->getOps<func::FuncOp>()) {
-      auto of = f->getAttrOfType<StringAttr>("pc.graph");
-      if (!of || of.getValue() != graph)
-        continue;
-      for (unsigned i = 0; i < f.getNumArguments(); ++i)
-        if (auto n = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
-          if (n.getValue() == "lr")
-            lrIndex = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      for (unsigned i = 0; i < f.getNumResults(); ++i) {
-        int64_t index =
-            f.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-        if (f.getResultAttr(i, "pc.loss"))
-          lossIndex = index;
-        if (auto n = f.getResultAttrOfType<StringAttr>(i, "pc.name"))
-          if (n.getValue() == "grad_norm")
-            normIndex = index;
-      }
-    }
-    if (!lrIndex || !lossIndex)
-      return fail("@" + graph +
-                  " is not a training step: it needs an `lr` input and a "
-                  "{pc.loss} result (train a logical graph with a loss)");
-    absl::StatusOr<pc::runtime::LrSchedule::Kind> kind =
-        pc::runtime::LrSchedule::parse(schedule);
-    if (!kind.ok())
-      return fail(std::string(kind.status().message()));
-    pc::runtime::CheckpointFormat format =
-        saveFormat == "sharded" ? pc::runtime::CheckpointFormat::Sharded
-                                : pc::runtime::CheckpointFormat::Logical;
-    if (saveFormat != "sharded" && saveFormat != "logical")
-      return fail("--save-format must be logical or sharded, not '" +
-                  saveFormat + "'");
-    pc::runtime::LrSchedule rates{
-        *kind, lr, warmupSteps, totalSteps > 0 ? totalSteps : firstStep + steps,
-        minLr};
-    if (steps == 0) {
-      // Nothing to train: load and save, resharding a checkpoint.
-      if (!savePath.empty())
-        if (absl::Status s = pc::runtime::saveCheckpoint(session, savePath,
-                                                         format, firstStep);
-            !s.ok())
-          return fail(s.ToString());
-      llvm::outs() << "trained 0 steps\n";
-      return 0;
-    }
-    bool tty = ::isatty(STDOUT_FILENO);
-    std::map<int64_t, pc::runtime::CommStats> totals;
-    std::map<int64_t, int64_t> peaks;
-    auto begin = std::chrono::steady_clock::now();
-    double firstLoss = 0, lastLoss = 0;
-    for (int i = 0; i < steps; ++i) {
-      int64_t step = firstStep + i;
-      double rate = rates.at(step);
-      HostTensor lrTensor = HostTensor::zeros({}, CommType::F32);
-      lrTensor.as<float>()[0] = static_cast<float>(rate);
-      inputs[*lrIndex] = lrTensor;
-      pc::runtime::CpuRunOptions options;
-      options.registers = registers;
-      options.trace = !tracePath.empty() && i + 1 == steps;
-      auto start = std::chrono::steady_clock::now();
-      run = session.run(graph, inputs, options);
-      if (!run.ok())
-        return fail("step " + std::to_string(step) + ": " +
-                    run.status().ToString());
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      double loss = run->results[*lossIndex].get(0);
-      if (!std::isfinite(loss))
-        return fail("step " + std::to_string(step) + ": the loss is " +
-                    std::to_string(loss));
-      (i ? lastLoss : firstLoss) = loss;
-      lastLoss = loss;
-      llvm::json::Object entry{
-          {"step", step}, {"wall_s", seconds}, {"loss", loss}, {"lr", rate}};
-      if (normIndex)
-        entry["grad_norm"] = run->results[*normIndex].get(0);
-      stepTimes.push_back(std::move(entry));
-      for (auto &[rank, stats] : run->comm) {
-        pc::runtime::CommStats &t = totals[rank];
-        t.bytesSent += stats.bytesSent;
-        t.bytesReceived += stats.bytesReceived;
-        for (auto &[k, n] : stats.calls)
-          t.calls[k] += n;
-        for (auto &[k, b] : stats.bytes) {
-          t.bytes[k].first += b.first;
-          t.bytes[k].second += b.second;
-        }
-        peaks[rank] = std::max(peaks[rank], run->peakBytes[rank]);
-      }
-      // A progress bar: redrawn in place on a terminal, a line per step
-      // otherwise (logs, tests).
-      double elapsed = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - begin)
-                           .count();
-      int width = 20, done = (i + 1) * width / steps;
-      llvm::outs() << (tty ? "\r" : "") << "step " << step + 1 << "/"
-                   << firstStep + steps << " [" << std::string(done, '#')
-                   << std::string(width - done, '.') << "] loss "
-                   << llvm::format("%.6f", loss) << " lr "
-                   << llvm::format("%.3e", rate);
-      if (normIndex)
-        llvm::outs() << " |g| "
-                     << llvm::format("%.4f", run->results[*normIndex].get(0));
-      llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
-                   << " steps/s" << (tty ? "" : "\n");
-      llvm::outs().flush();
-      bool last = i + 1 == steps;
-      if (!savePath.empty() &&
-          (last || (saveEvery > 0 && (i + 1) % saveEvery == 0)))
-        if (absl::Status s = pc::runtime::saveCheckpoint(session, savePath,
-                                                         format, step + 1);
-            !s.ok())
-          return fail(s.ToString());
-    }
-    if (tty)
-      llvm::outs() << "\n";
-    llvm::outs() << "trained " << steps << " steps: loss "
-                 << llvm::format("%.6f", firstLoss) << " -> "
-                 << llvm::format("%.6f", lastLoss) << "\n";
-    run->comm = std::move(totals);
-    run->peakBytes = std::move(peaks);
+    pc::tools::TrainFlags flags{
+        steps,    registers,  lr,       warmupSteps, totalSteps,        minLr,
+        schedule, saveFormat, savePath, saveEvery,   !tracePath.empty()};
+    std::optional<int> done = pc::tools::trainLoop(
+        *module, session, graph, inputs, firstStep, flags, stepTimes, run);
+    if (done)
+      return *done;
   } else {
     pc::runtime::CpuRunOptions options;
     options.iterations = steps;
