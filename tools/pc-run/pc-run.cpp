@@ -40,7 +40,6 @@
 
 #include "passes/PassUtils.h"
 
-#include <chrono>
 #include <map>
 #include <optional>
 #include <random>
