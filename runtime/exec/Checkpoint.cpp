@@ -62,19 +62,17 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
   MeshCache meshes(module);
   auto pieces = session.pieces();
   // Parameters no program read yet have no pieces: they are saved whole,
-  // from the snapshot, in a shard of their own.
-  absl::StatusOr<std::map<std::string, HostTensor>> whole = session.snapshot();
-  if (!whole.ok())
-    return whole.status();
+  // from a snapshot (taken only then), in a shard of their own.
+  std::optional<std::map<std::string, HostTensor>> whole;
 
   std::map<int64_t, std::map<std::string, HostTensor>> files; // by rank
   llvm::json::Object tensors;
   std::map<std::string, HostTensor> unplaced;
   for (auto p : module.getOps<ParamOp>()) {
     std::string name = p.getSymName().str();
-    const HostTensor &logical = whole->at(name);
+    std::vector<int64_t> logicalShape = shapeOf(p.getType());
     llvm::json::Array shape;
-    for (int64_t d : logical.shape)
+    for (int64_t d : logicalShape)
       shape.push_back(d);
     llvm::json::Array placed;
     SbpAttr sbp = getSbp(p.getType());
@@ -85,7 +83,7 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
       for (int64_t q = 0; complete && q < mesh.getNumDevices(); ++q)
         complete = pieces.count({mesh.getRank(q), name}) > 0;
       for (int64_t q = 0; complete && q < mesh.getNumDevices(); ++q) {
-        Box box = localBox(logical.shape, mesh.getShape(), sbp.getEntries(),
+        Box box = localBox(logicalShape, mesh.getShape(), sbp.getEntries(),
                            delinearize(mesh.getShape(), q));
         bool dup = llvm::any_of(seen, [&](const Box &b) {
           return b.offsets == box.offsets && b.sizes == box.sizes;
@@ -108,13 +106,20 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
       }
     }
     if (!complete) {
+      if (!whole) {
+        absl::StatusOr<std::map<std::string, HostTensor>> snap =
+            session.snapshot();
+        if (!snap.ok())
+          return snap.status();
+        whole = std::move(*snap);
+      }
       placed = llvm::json::Array{};
       llvm::json::Array offsets, sizes;
-      for (int64_t d : logical.shape) {
+      for (int64_t d : logicalShape) {
         offsets.push_back(0);
         sizes.push_back(d);
       }
-      unplaced[name] = logical;
+      unplaced[name] = whole->at(name);
       placed.push_back(llvm::json::Object{
           {"file", absl::StrCat("g", generation, "-whole.safetensors")},
           {"offsets", std::move(offsets)},
