@@ -237,10 +237,17 @@ absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
         runtime::nameOf(value.type), " of shape [",
         absl::StrJoin(value.shape, ", "), "]"));
   inputs[it->second] = std::move(value);
+  fed.insert(it->second);
   return absl::OkStatus();
 }
 
-absl::Status Session::runOnce() {
+absl::Status Session::runOnce(const char *call) {
+  // Every input must have been fed: a zero tensor nobody asked for would
+  // be a wrong result, not an error.
+  for (auto &[name, index] : inputIndex)
+    if (index != lrIndex && !fed.count(index))
+      return absl::FailedPreconditionError(
+          absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<runtime::CpuRun> run =
       cpu->run(program.graph(), inputs, runtime::CpuRunOptions{});
@@ -269,7 +276,7 @@ absl::Status Session::run() {
   if (program.training())
     return absl::FailedPreconditionError(
         "Session::run: the program is a training step; call trainStep()");
-  return runOnce();
+  return runOnce("run");
 }
 
 absl::StatusOr<double> Session::trainStep() {
@@ -290,7 +297,7 @@ absl::StatusOr<double> Session::trainStep() {
       runtime::HostTensor::zeros({}, runtime::CommType::F32);
   lr.as<float>()[0] = static_cast<float>(rates.at(step));
   inputs[*lrIndex] = lr;
-  if (absl::Status s = runOnce(); !s.ok())
+  if (absl::Status s = runOnce("trainStep"); !s.ok())
     return s;
   double loss = outputs[*lossIndex].get(0);
   ++step;

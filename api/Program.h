@@ -20,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -122,7 +123,7 @@ public:
 private:
   Session() = default;
   absl::Status usable(const char *call) const;
-  absl::Status runOnce();
+  absl::Status runOnce(const char *call);
 
   Program program;
   std::unique_ptr<runtime::CpuSession> cpu;
@@ -130,6 +131,7 @@ private:
   std::map<int64_t, runtime::HostTensor> inputShapes; // zeros of each input
   std::vector<runtime::HostTensor> inputs, outputs;
   std::optional<int64_t> lrIndex, lossIndex;
+  std::set<int64_t> fed;
   int64_t step = 0;
   bool closed = false;
   Report last;

@@ -348,6 +348,8 @@ TEST(ApiTest, SessionsTrainSaveAndLoad) {
   ASSERT_TRUE(program.ok()) << program.status();
   auto a = Session::create(*program);
   ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ((*a)->trainStep().status().message(),
+            "Session::trainStep: input 'x' was not fed");
   ASSERT_TRUE((*a)->feed("x", someInput()).ok());
   double first = *(*a)->trainStep();
   ASSERT_TRUE((*a)->trainStep().ok());
