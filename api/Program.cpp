@@ -6,6 +6,7 @@
 #include "passes/InitAll.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/ProgramInterface.h"
 #include "runtime/exec/Schedule.h"
 #include "runtime/kernels/CpuKernels.h"
 
@@ -179,36 +180,22 @@ Session::create(const Program &program, const SessionOptions &options) {
                                    ? options.threadsPerDevice
                                    : std::max<int64_t>(1, cores / devices));
   // Names and indices of inputs and outputs, from the per-device programs.
+  runtime::ProgramInterface io = runtime::interfaceOf(m, program.graph());
   int64_t numInputs = 0;
-  for (auto f : m.getOps<func::FuncOp>()) {
-    auto of = f->getAttrOfType<StringAttr>("pc.graph");
-    if (!of || of.getValue() != program.graph())
-      continue;
-    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-      int64_t index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name");
-      std::string n = name ? name.str() : absl::StrCat("arg", index);
-      s->inputIndex[n] = index;
-      if (n == "lr")
-        s->lrIndex = index;
-      Type logical =
-          f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type").getValue();
-      absl::StatusOr<runtime::CommType> type = runtime::commTypeOf(logical);
-      if (!type.ok())
-        return type.status();
-      s->inputShapes[index] =
-          runtime::HostTensor::zeros(runtime::shapeOf(logical), *type);
-      numInputs = std::max(numInputs, index + 1);
-    }
-    for (unsigned i = 0; i < f.getNumResults(); ++i) {
-      int64_t index =
-          f.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      auto name = f.getResultAttrOfType<StringAttr>(i, "pc.name");
-      s->outputIndex[name ? name.str() : absl::StrCat("out", index)] = index;
-      if (f.getResultAttr(i, "pc.loss"))
-        s->lossIndex = index;
-    }
+  for (auto &[index, port] : io.inputs) {
+    s->inputIndex[runtime::ProgramInterface::nameOf(index, port, true)] = index;
+    absl::StatusOr<runtime::CommType> type = runtime::commTypeOf(port.logical);
+    if (!type.ok())
+      return type.status();
+    s->inputShapes[index] =
+        runtime::HostTensor::zeros(runtime::shapeOf(port.logical), *type);
+    numInputs = std::max(numInputs, index + 1);
   }
+  for (auto &[index, port] : io.outputs)
+    s->outputIndex[runtime::ProgramInterface::nameOf(index, port, false)] =
+        index;
+  s->lrIndex = io.lr;
+  s->lossIndex = io.loss;
   s->inputs.resize(numInputs);
   for (auto &[index, zeros] : s->inputShapes)
     s->inputs[index] = zeros;

@@ -3,6 +3,7 @@
 #include "tools/pc-run/Train.h"
 
 #include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/ProgramInterface.h"
 #include "runtime/exec/Schedule.h"
 
 #include "dialect/PcOps.h"
@@ -33,25 +34,9 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
                              absl::StatusOr<runtime::CpuRun> &run) {
   // Where the loop feeds the rate and reads the loss: from the programs'
   // argument and result attributes, which partition keeps.
-  std::optional<int64_t> lrIndex, lossIndex, normIndex;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    auto of = f->getAttrOfType<StringAttr>("pc.graph");
-    if (!of || of.getValue() != graph)
-      continue;
-    for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      if (auto n = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
-        if (n.getValue() == "lr")
-          lrIndex = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-    for (unsigned i = 0; i < f.getNumResults(); ++i) {
-      int64_t index =
-          f.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      if (f.getResultAttr(i, "pc.loss"))
-        lossIndex = index;
-      if (auto n = f.getResultAttrOfType<StringAttr>(i, "pc.name"))
-        if (n.getValue() == "grad_norm")
-          normIndex = index;
-    }
-  }
+  runtime::ProgramInterface io = runtime::interfaceOf(module, graph);
+  std::optional<int64_t> lrIndex = io.lr, lossIndex = io.loss,
+                         normIndex = io.gradNorm;
   if (!lrIndex || !lossIndex)
     return fail("@" + graph +
                 " is not a training step: it needs an `lr` input and a "

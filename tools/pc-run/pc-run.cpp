@@ -22,6 +22,7 @@
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
+#include "runtime/exec/ProgramInterface.h"
 #include "runtime/exec/Safetensors.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/reference/Interpreter.h"
@@ -236,18 +237,11 @@ int main(int argc, char **argv) {
     }
     std::swap(inputs, randomInputs);
   } else {
-    for (auto f : module->getOps<func::FuncOp>()) {
-      auto of = f->getAttrOfType<StringAttr>("pc.graph");
-      if (!of || of.getValue() != graph)
-        continue;
-      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-        auto index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index");
-        auto logical = f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type");
-        Argument &a = arguments[index.getInt()];
-        a.type = cast<RankedTensorType>(pc::withSbp(logical.getValue(), {}));
-        if (auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
-          a.name = name.str();
-      }
+    for (auto &[index, port] :
+         pc::runtime::interfaceOf(*module, graph).inputs) {
+      Argument &a = arguments[index];
+      a.type = cast<RankedTensorType>(pc::withSbp(port.logical, {}));
+      a.name = port.name;
     }
     // Without the logical graph the tables that ids index are unknown:
     // random floats, and ids of 0, which every table has.
@@ -388,22 +382,16 @@ int main(int argc, char **argv) {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir))
       return fail(outputsDir + ": " + ec.message());
     // Result names, from the per-device programs (which keep pc.name).
-    std::map<int64_t, std::string> names;
-    for (auto f : module->getOps<func::FuncOp>()) {
-      auto of = f->getAttrOfType<StringAttr>("pc.graph");
-      if (!of || of.getValue() != graph)
-        continue;
-      for (unsigned r = 0; r < f.getNumResults(); ++r) {
-        auto index = f.getResultAttrOfType<IntegerAttr>(r, "pc.index");
-        auto name = f.getResultAttrOfType<StringAttr>(r, "pc.name");
-        if (index && name)
-          names[index.getInt()] = name.str();
-      }
-    }
+    pc::runtime::ProgramInterface io = pc::runtime::interfaceOf(*module, graph);
     for (auto [i, t] : llvm::enumerate(run->results)) {
-      std::string path = outputsDir + "/out" + std::to_string(i) + ".npy";
-      if (auto it = names.find(i); it != names.end())
-        path = outputsDir + "/" + it->second + ".npy";
+      auto port = io.outputs.find(i);
+      std::string path =
+          outputsDir + "/" +
+          (port == io.outputs.end()
+               ? "out" + std::to_string(i)
+               : pc::runtime::ProgramInterface::nameOf(i, port->second,
+                                                       /*input=*/false)) +
+          ".npy";
       if (absl::Status s = pc::runtime::writeNpy(path, t); !s.ok())
         return fail(s.ToString());
     }
