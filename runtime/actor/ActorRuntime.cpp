@@ -19,25 +19,258 @@ uint32_t ActorGraph::add(ActorSpec spec) {
   return static_cast<uint32_t>(specs.size() - 1);
 }
 
-absl::Status ActorGraph::verify(size_t numStreams) const {
+namespace {
+
+absl::Status badActor(size_t id, const ActorSpec &a, auto... what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("actor #", id, " '", a.name, "': ", what...));
+}
+
+/// The rules of a graph that do not depend on the streams, which
+/// verifyOrder relies on too: inputs that are earlier make the graph
+/// acyclic.
+absl::Status verifyLinks(const std::vector<ActorSpec> &specs) {
   for (size_t id = 0; id < specs.size(); ++id) {
-    const ActorSpec *a = &specs[id];
-    auto bad = [&](auto... what) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("actor #", id, " '", a->name, "': ", what...));
-    };
-    for (uint32_t in : a->inputs)
+    const ActorSpec &a = specs[id];
+    for (uint32_t in : a.inputs)
       if (in >= id)
-        return bad("reads actor #", in,
-                   ", which is not earlier in the graph (the graph must be "
-                   "built in a topological order)");
-    if (a->registers < 1)
-      return bad("has ", a->registers, " registers; it needs at least 1");
-    if (a->stream >= numStreams)
-      return bad("runs on stream ", a->stream, ", but there are ", numStreams);
-    if (!a->fire)
-      return bad("has no work");
+        return badActor(id, a, "reads actor #", in,
+                        ", which is not earlier in the graph (the graph must "
+                        "be built in a topological order)");
+    if (a.registers < 1)
+      return badActor(id, a, "has ", a.registers,
+                      " registers; it needs at least 1");
   }
+  return absl::OkStatus();
+}
+
+/// Per actor, its distinct producers (in input order) and its distinct
+/// consumers: the edges that Req and Ack travel on.
+struct Links {
+  std::vector<std::vector<uint32_t>> producers, consumers;
+};
+
+Links linkActors(const std::vector<ActorSpec> &specs) {
+  Links links;
+  links.producers.resize(specs.size());
+  links.consumers.resize(specs.size());
+  for (uint32_t id = 0; id < specs.size(); ++id) {
+    std::vector<uint32_t> &producers = links.producers[id];
+    for (uint32_t in : specs[id].inputs)
+      if (std::find(producers.begin(), producers.end(), in) ==
+          producers.end()) {
+        producers.push_back(in);
+        links.consumers[in].push_back(id);
+      }
+  }
+  return links;
+}
+
+} // namespace
+
+absl::Status ActorGraph::verify(size_t numStreams) const {
+  if (absl::Status s = verifyLinks(specs); !s.ok())
+    return s;
+  for (size_t id = 0; id < specs.size(); ++id) {
+    const ActorSpec &a = specs[id];
+    if (a.stream >= numStreams)
+      return badActor(id, a, "runs on stream ", a.stream, ", but there are ",
+                      numStreams);
+    if (!a.fire)
+      return badActor(id, a, "has no work");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<OrderedFiring> defaultOrder(const ActorGraph &graph,
+                                        int64_t iterations) {
+  std::vector<uint32_t> ordered;
+  for (uint32_t id = 0; id < graph.actors().size(); ++id)
+    if (graph.actors()[id].ordered)
+      ordered.push_back(id);
+  std::vector<OrderedFiring> order;
+  order.reserve(ordered.size() * std::max<int64_t>(iterations, 0));
+  for (int64_t it = 0; it < iterations; ++it)
+    for (uint32_t id : ordered)
+      order.push_back({it, id});
+  return order;
+}
+
+namespace {
+
+/// Why the rank, having followed `order` up to entry `cursor`, cannot fire
+/// that entry: the credits it waits for lead, through actors that are not
+/// ordered, to an ordered firing that comes later in the list. `fired` is
+/// where every actor stopped.
+absl::Status explainDeadlock(const std::vector<ActorSpec> &specs,
+                             const Links &links,
+                             std::span<const OrderedFiring> order,
+                             size_t cursor, const std::vector<int64_t> &fired) {
+  auto actor = [&](uint32_t id) {
+    return absl::StrCat("actor #", id, " '", specs[id].name, "'");
+  };
+  // Follow one blocker of each stuck firing. Each step goes to an unfired
+  // firing that is earlier by (iteration, actor): a producer of the same
+  // iteration or a consumer of an earlier one, so the walk ends, and it
+  // ends at an ordered actor, since an actor that is not ordered waits
+  // only for credits. (Each actor's entries so far are its iterations in
+  // order, which verifyOrder checked first, so a blocker always exists.)
+  OrderedFiring stuck = order[cursor];
+  uint32_t at = stuck.actor;
+  std::vector<uint32_t> through;   // the actors in between
+  std::vector<uint32_t> registers; // the actors whose register was full
+  do {
+    if (at != stuck.actor)
+      through.push_back(at);
+    int64_t it = fired[at];
+    auto producer =
+        std::find_if(links.producers[at].begin(), links.producers[at].end(),
+                     [&](uint32_t p) { return fired[p] <= it; });
+    if (producer != links.producers[at].end()) {
+      at = *producer;
+      continue;
+    }
+    registers.push_back(at);
+    at = *std::find_if(
+        links.consumers[at].begin(), links.consumers[at].end(),
+        [&](uint32_t c) { return it - fired[c] >= specs[at].registers; });
+  } while (!specs[at].ordered);
+  OrderedFiring blocker{fired[at], at};
+  size_t later =
+      std::find(order.begin() + cursor, order.end(), blocker) - order.begin();
+
+  std::string via;
+  if (!through.empty()) {
+    via = " (through ";
+    for (size_t k = 0; k < through.size(); ++k)
+      absl::StrAppend(&via, k ? ", " : "", actor(through[k]));
+    via += ")";
+  }
+  std::string head =
+      absl::StrCat("order entry ", cursor, ": iteration ", stuck.iteration,
+                   " of ", actor(stuck.actor), " would deadlock: ");
+  if (registers.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(head, "it depends on ordered ", actor(blocker.actor), via,
+                     ", whose iteration ", blocker.iteration,
+                     " comes later (entry ", later, ")"));
+  std::string full;
+  for (size_t k = 0; k < registers.size(); ++k)
+    absl::StrAppend(
+        &full, k ? (k + 1 == registers.size() ? " and " : ", ") : "",
+        actor(registers[k]), " (", specs[registers[k]].registers, ")");
+  return absl::InvalidArgumentError(
+      absl::StrCat(head, "it waits for a free register until iteration ",
+                   blocker.iteration, " of ordered ", actor(blocker.actor), via,
+                   " fires, which comes later (entry ", later,
+                   "); the registers of ", full, " are full until then"));
+}
+
+} // namespace
+
+absl::Status verifyOrder(const ActorGraph &graph, int64_t iterations,
+                         std::span<const OrderedFiring> order) {
+  const std::vector<ActorSpec> &specs = graph.actors();
+  if (absl::Status s = verifyLinks(specs); !s.ok())
+    return s;
+  auto actor = [&](uint32_t id) {
+    return absl::StrCat("actor #", id, " '", specs[id].name, "'");
+  };
+  auto entryOf = [&](OrderedFiring f, size_t from, size_t to) {
+    return std::find(order.begin() + from, order.begin() + to, f) -
+           order.begin();
+  };
+
+  // The list, entry by entry: since each actor's iterations must come in
+  // increasing order, its entries so far are exactly 0, 1, ..., next - 1,
+  // which tells a duplicate from a regression without a table of the whole
+  // run.
+  std::vector<int64_t> next(specs.size(), 0);
+  for (size_t p = 0; p < order.size(); ++p) {
+    auto [it, id] = order[p];
+    std::string entry = absl::StrCat("order entry ", p, ": ");
+    if (id >= specs.size())
+      return absl::InvalidArgumentError(absl::StrCat(entry, "names actor #", id,
+                                                     ", but the graph has ",
+                                                     specs.size(), " actors"));
+    if (!specs[id].ordered)
+      return absl::InvalidArgumentError(absl::StrCat(
+          entry, actor(id), " is not ordered; only ordered actors are listed"));
+    if (it < 0 || it >= iterations)
+      return absl::InvalidArgumentError(absl::StrCat(
+          entry, "iteration ", it, " of ", actor(id),
+          " is out of range; the run has ", iterations, " iterations"));
+    if (it < next[id])
+      return absl::InvalidArgumentError(absl::StrCat(
+          entry, "iteration ", it, " of ", actor(id),
+          " is listed twice (also at entry ", entryOf({it, id}, 0, p), ")"));
+    if (it > next[id]) {
+      size_t q = entryOf({next[id], id}, p + 1, order.size());
+      if (q == order.size())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the order lacks iteration ", next[id], " of ", actor(id)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          entry, "iteration ", it, " of ", actor(id),
+          " would deadlock: it comes before iteration ", next[id],
+          " of the same actor (entry ", q,
+          "), but an actor fires its iterations in increasing order"));
+    }
+    ++next[id];
+  }
+  for (uint32_t id = 0; id < specs.size(); ++id)
+    if (specs[id].ordered && next[id] < iterations)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the order lacks iteration ", next[id], " of ", actor(id)));
+
+  // Then the credits: follow the list on this rank as if every firing
+  // finished at once, firing whatever can fire. No firing disables
+  // another, so if this gets stuck at an entry, so does every real run,
+  // whatever the timing; and once the last ordered firing fired, the rest
+  // of the graph finishes (the earliest unfired firing by (iteration,
+  // actor) always can).
+  Links links = linkActors(specs);
+  std::vector<int64_t> fired(specs.size(), 0);
+  size_t cursor = 0;
+  auto canFire = [&](uint32_t id) {
+    int64_t it = fired[id];
+    if (it == iterations)
+      return false;
+    for (uint32_t p : links.producers[id])
+      if (fired[p] <= it)
+        return false;
+    for (uint32_t c : links.consumers[id])
+      if (it - fired[c] >= specs[id].registers)
+        return false;
+    return !specs[id].ordered ||
+           (order[cursor].actor == id && order[cursor].iteration == it);
+  };
+  std::vector<uint32_t> work;
+  std::vector<bool> queued(specs.size(), true);
+  for (uint32_t id = specs.size(); id-- > 0;)
+    work.push_back(id);
+  auto push = [&](uint32_t id) {
+    if (!queued[id]) {
+      queued[id] = true;
+      work.push_back(id);
+    }
+  };
+  while (cursor < order.size() && !work.empty()) {
+    uint32_t id = work.back();
+    work.pop_back();
+    queued[id] = false;
+    if (!canFire(id))
+      continue;
+    ++fired[id];
+    if (specs[id].ordered && ++cursor < order.size())
+      push(order[cursor].actor);
+    push(id);
+    for (uint32_t c : links.consumers[id])
+      push(c);
+    for (uint32_t p : links.producers[id])
+      push(p);
+  }
+  if (cursor < order.size())
+    return explainDeadlock(specs, links, order, cursor, fired);
   return absl::OkStatus();
 }
 
@@ -50,7 +283,6 @@ struct ActorState {
   std::vector<int64_t> readable;   // per producer: iterations it sent Req for
   std::vector<int32_t> acks;       // per register slot
   int64_t fired = 0, freed = 0;
-  int32_t orderPosition = -1;
   bool queued = false; // its next firing waits in its stream's ready set
 };
 
@@ -73,24 +305,17 @@ struct FirstError {
 class Dispatcher {
 public:
   Dispatcher(const ActorGraph &graph, std::span<Stream *const> streams,
-             const RunOptions &options)
-      : specs(graph.actors()), streams(streams), options(options),
+             const RunOptions &options, std::span<const OrderedFiring> order)
+      : specs(graph.actors()), streams(streams), options(options), order(order),
         states(specs.size()), error(std::make_shared<FirstError>()),
         bus(std::make_shared<MessageBus>()) {
+    Links links = linkActors(specs);
     for (uint32_t id = 0; id < specs.size(); ++id) {
       ActorState &s = states[id];
-      for (uint32_t in : specs[id].inputs)
-        if (std::find(s.producers.begin(), s.producers.end(), in) ==
-            s.producers.end()) {
-          s.producers.push_back(in);
-          states[in].consumers.push_back(id);
-        }
+      s.producers = std::move(links.producers[id]);
+      s.consumers = std::move(links.consumers[id]);
       s.readable.assign(s.producers.size(), 0);
       s.acks.assign(specs[id].registers, 0);
-      if (specs[id].ordered) {
-        s.orderPosition = static_cast<int32_t>(ordered.size());
-        ordered.push_back(id);
-      }
     }
     ready.resize(streams.size());
     onStream.assign(streams.size(), 0);
@@ -199,8 +424,14 @@ private:
     for (int64_t r : s.readable)
       if (r <= s.fired)
         return false;
-    return s.orderPosition < 0 ||
-           (cursorIteration == s.fired && cursorPosition == s.orderPosition);
+    return !specs[id].ordered || isTurn(id, s.fired);
+  }
+
+  /// Whether the cursor is at (iteration, id): the one ordered firing that
+  /// may be queued or start now.
+  bool isTurn(uint32_t id, int64_t iteration) const {
+    return cursor < order.size() && order[cursor].actor == id &&
+           order[cursor].iteration == iteration;
   }
 
   /// Queues the actor's next firing on its stream's ready set when it can
@@ -238,14 +469,9 @@ private:
       ready[stream].erase(ready[stream].begin());
       states[id].queued = false;
       fire(id);
-      if (states[id].orderPosition >= 0) {
-        if (++cursorPosition == static_cast<int32_t>(ordered.size())) {
-          cursorPosition = 0;
-          ++cursorIteration;
-        }
-        // The next ordered actor may have been waiting for its turn only.
-        tryFire(ordered[cursorPosition]);
-      }
+      // The next ordered actor may have been waiting for its turn only.
+      if (specs[id].ordered && ++cursor < order.size())
+        tryFire(order[cursor].actor);
       tryFire(id);
     }
   }
@@ -283,10 +509,10 @@ private:
   const std::vector<ActorSpec> &specs;
   std::span<Stream *const> streams;
   const RunOptions &options;
+  // The rank's ordered firings, and the next one to start.
+  std::span<const OrderedFiring> order;
+  size_t cursor = 0;
   std::vector<ActorState> states;
-  std::vector<uint32_t> ordered;
-  int64_t cursorIteration = 0;
-  int32_t cursorPosition = 0;
   // Shared with the stream callbacks; run() returns only once every one of
   // them has posted, but the stream may still be unwinding the callback.
   std::shared_ptr<FirstError> error;
@@ -317,7 +543,18 @@ absl::StatusOr<RunStats> run(const ActorGraph &graph,
     return absl::InvalidArgumentError(
         absl::StrCat("a stream depth of ", options.streamDepth,
                      " starts nothing; it must be at least 1"));
-  Dispatcher dispatcher(graph, streams, options);
+  // The default list needs no check: following the graph's topological
+  // order iteration by iteration is how a sequential run goes.
+  std::vector<OrderedFiring> defaults;
+  std::span<const OrderedFiring> order = options.order;
+  if (order.empty()) {
+    defaults = defaultOrder(graph, options.iterations);
+    order = defaults;
+  } else if (absl::Status s = verifyOrder(graph, options.iterations, order);
+             !s.ok()) {
+    return s;
+  }
+  Dispatcher dispatcher(graph, streams, options, order);
   return dispatcher.run();
 }
 

@@ -7,9 +7,15 @@
 //  - each producer's register holds iteration i (the producer sent `Req`),
 //  - it has a free register (every consumer sent `Ack` for iteration
 //    i - registers), and
-//  - for an ordered actor (collectives), it is next in the fixed order of
-//    ordered actors, iteration by iteration, so that every rank issues its
-//    collectives identically and mismatched orders cannot deadlock.
+//  - for an ordered actor (collectives, sends, receives), it is its turn in
+//    the rank's order of ordered firings (RunOptions::order): a list of
+//    (iteration, actor) that the dispatcher walks with a cursor. Ranks that
+//    talk to each other must list their communication in matching orders
+//    (the caller sees to that), or they deadlock. The default list is iteration
+//    by iteration, the ordered actors in graph order (defaultOrder); a pipeline
+//    schedule (1F1B) lists micro-batch 1's forward sends before micro-batch 0's
+//    backward. verifyOrder rejects a list that would deadlock on this rank
+//    before anything fires.
 // A ready firing waits in its stream's ready set, ordered by (iteration,
 // actor), until the stream has room (RunOptions::streamDepth); starting it
 // enqueues the actor's work on the stream and a callback that posts `Done`
@@ -50,7 +56,7 @@ struct ActorSpec {
   std::vector<uint32_t> inputs;
   /// How many iterations its output may be ahead of its slowest consumer.
   int32_t registers = 1;
-  /// Fires in the graph's order of ordered actors, iteration by iteration.
+  /// Fires only when it is its turn in RunOptions::order.
   bool ordered = false;
   /// The work of one firing, run on the stream.
   std::function<absl::Status(int64_t iteration)> fire;
@@ -65,6 +71,14 @@ struct FiringEvent {
   double durationUs;
 };
 
+/// One entry of a rank's order of ordered firings: `actor`, an ordered
+/// actor, fires iteration `iteration`.
+struct OrderedFiring {
+  int64_t iteration;
+  uint32_t actor;
+  bool operator==(const OrderedFiring &) const = default;
+};
+
 struct RunOptions {
   int64_t iterations = 1;
   /// Firings enqueued on a stream and not done, at most. Ready firings
@@ -72,6 +86,13 @@ struct RunOptions {
   /// first; a deeper queue hides more dispatch latency (accelerators want
   /// more), a shallower one keeps the order tighter.
   int32_t streamDepth = 32;
+  /// The order in which this rank's ordered actors fire, for the whole run:
+  /// every (iteration, ordered actor) once, each actor's iterations in
+  /// increasing order. Empty means defaultOrder(graph, iterations). Ranks
+  /// that share a collective or a send/recv pair must list it at matching
+  /// points; run() can only check that this rank's list cannot deadlock on
+  /// its own (verifyOrder), the caller checks the ranks against each other.
+  std::vector<OrderedFiring> order;
   /// Records a FiringEvent per firing.
   bool trace = false;
   std::chrono::steady_clock::time_point origin =
@@ -109,9 +130,32 @@ private:
   std::vector<ActorSpec> specs;
 };
 
+/// The order run() follows when RunOptions::order is empty: iteration by
+/// iteration, the ordered actors in graph order. It never deadlocks on its
+/// own, since the graph order is topological.
+std::vector<OrderedFiring> defaultOrder(const ActorGraph &graph,
+                                        int64_t iterations);
+
+/// Checks one rank's `order` for a run of `iterations` iterations of
+/// `graph` (whose inputs it checks first, as verify() does): every (iteration,
+/// ordered actor) with iteration in [0, iterations) is listed exactly once,
+/// nothing else is, and the rank can follow the list to the end. That last part
+/// means each actor's iterations come in increasing order, an ordered
+/// actor comes after the ordered actors it depends on (through any actors)
+/// in the same iteration, and after the ordered firings that must free a
+/// register for it (a consumer of iteration i - registers), directly or
+/// through actors in between. InvalidArgument naming the entry, the actor
+/// (name and id), the iteration and the rule ("would deadlock: ..."). A
+/// mismatch between ranks (two ranks that pair their sends and receives in
+/// crossed orders) cannot be seen from one rank's graph: the caller checks
+/// that across the ranks' lists.
+absl::Status verifyOrder(const ActorGraph &graph, int64_t iterations,
+                         std::span<const OrderedFiring> order);
+
 /// Runs `graph` for `options.iterations` iterations on `streams`; returns
 /// after every firing finished, or, on failure, with the first error once
-/// nothing is in flight any more.
+/// nothing is in flight any more. An explicit RunOptions::order is checked
+/// with verifyOrder before anything fires.
 absl::StatusOr<RunStats> run(const ActorGraph &graph,
                              std::span<Stream *const> streams,
                              const RunOptions &options);

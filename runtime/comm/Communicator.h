@@ -95,6 +95,10 @@ public:
                             int64_t peer, int64_t tag) = 0;
 
   virtual CommStats stats() const = 0;
+
+  /// What the next calls are for (the op, where the user wrote it, the
+  /// step), for errors that name a waiting or mismatched call.
+  virtual void setCallSite(std::string what) { (void)what; }
 };
 
 } // namespace pc::runtime

@@ -4,6 +4,7 @@
 
 #include "dialect/PcOps.h"
 #include "passes/PassUtils.h"
+#include "runtime/comm/Wire.h"
 #include "runtime/exec/Safetensors.h"
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 using namespace mlir;
 
@@ -52,15 +54,64 @@ absl::StatusOr<int64_t> generationOf(const std::string &dir) {
 
 absl::Status saveSharded(CpuSession &session, const std::string &dir,
                          int64_t step) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return absl::PermissionDeniedError(absl::StrCat(dir, ": ", ec.message()));
-  absl::StatusOr<int64_t> previous = generationOf(dir);
-  if (!previous.ok())
-    return previous.status();
-  int64_t generation = *previous + 1;
+  World &world = session.getWorld();
+  // Process 0 numbers the generation; every process writes its ranks'
+  // shards of it (the directory is on a file system they share).
+  absl::StatusOr<int64_t> previous = int64_t(0);
+  if (world.process() == 0) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      previous =
+          absl::PermissionDeniedError(absl::StrCat(dir, ": ", ec.message()));
+    else
+      previous = generationOf(dir);
+  }
+  if (absl::Status s = world.agree(previous.status()); !s.ok())
+    return s;
+  WireWriter gw;
+  gw.i64(*previous + 1);
+  absl::StatusOr<std::string> shared = world.broadcast(gw.take());
+  if (!shared.ok())
+    return shared.status();
+  int64_t generation = WireReader(*shared).i64();
   ModuleOp module = session.getModule();
   MeshCache meshes(module);
   auto pieces = session.pieces();
+  // Which (rank, parameter) pieces exist on any process: the plan below is
+  // computed identically everywhere from it.
+  std::set<std::pair<int64_t, std::string>> held;
+  {
+    WireWriter w;
+    w.i64(static_cast<int64_t>(pieces.size()));
+    for (auto &[key, piece] : pieces) {
+      w.i64(key.first);
+      w.bytes(key.second);
+    }
+    absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
+    if (!parts.ok())
+      return parts.status();
+    WireWriter all;
+    std::vector<std::pair<int64_t, std::string>> keys;
+    for (const std::string &part : *parts) {
+      WireReader r(part);
+      for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+        int64_t rank = r.i64();
+        keys.push_back({rank, std::string(r.bytes())});
+      }
+    }
+    all.i64(static_cast<int64_t>(keys.size()));
+    for (auto &[rank, name] : keys) {
+      all.i64(rank);
+      all.bytes(name);
+    }
+    absl::StatusOr<std::string> everyone = world.broadcast(all.take());
+    if (!everyone.ok())
+      return everyone.status();
+    WireReader r(*everyone);
+    for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+      int64_t rank = r.i64();
+      held.insert({rank, std::string(r.bytes())});
+    }
+  }
   // Parameters no program read yet have no pieces: they are saved whole,
   // from a snapshot (taken only then), in a shard of their own.
   std::optional<std::map<std::string, HostTensor>> whole;
@@ -81,7 +132,7 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
     if (sbp) {
       MeshOp mesh = meshes.lookup(sbp);
       for (int64_t q = 0; complete && q < mesh.getNumDevices(); ++q)
-        complete = pieces.count({mesh.getRank(q), name}) > 0;
+        complete = held.count({mesh.getRank(q), name}) > 0;
       for (int64_t q = 0; complete && q < mesh.getNumDevices(); ++q) {
         Box box = localBox(logicalShape, mesh.getShape(), sbp.getEntries(),
                            delinearize(mesh.getShape(), q));
@@ -92,7 +143,8 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
           continue; // A replica: saved once, by the first rank holding it.
         seen.push_back(box);
         int64_t rank = mesh.getRank(q);
-        files[rank][name] = *pieces.at({rank, name});
+        if (world.hosts(rank))
+          files[rank][name] = *pieces.at({rank, name});
         llvm::json::Array offsets, sizes;
         for (int64_t o : box.offsets)
           offsets.push_back(o);
@@ -129,18 +181,20 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
                                        {"pieces", std::move(placed)}};
   }
   std::map<std::string, std::string> meta{{"step", std::to_string(step)}};
+  absl::Status written;
   for (auto &[rank, content] : files)
-    if (absl::Status s = writeSafetensors(
-            absl::StrCat(dir, "/g", generation, "-rank", rank, ".safetensors"),
-            content, meta);
-        !s.ok())
-      return s;
-  if (!unplaced.empty())
-    if (absl::Status s = writeSafetensors(
-            absl::StrCat(dir, "/g", generation, "-whole.safetensors"), unplaced,
-            meta);
-        !s.ok())
-      return s;
+    if (written.ok())
+      written = writeSafetensors(
+          absl::StrCat(dir, "/g", generation, "-rank", rank, ".safetensors"),
+          content, meta);
+  if (written.ok() && !unplaced.empty() && world.process() == 0)
+    written = writeSafetensors(
+        absl::StrCat(dir, "/g", generation, "-whole.safetensors"), unplaced,
+        meta);
+  // Every piece is durable (written, flushed, renamed) before the index
+  // names it.
+  if (absl::Status s = world.agree(written); !s.ok())
+    return s;
   if (faultBeforeCommit())
     std::_Exit(86);
   llvm::json::Object index{{"format", "pc-sharded"},
@@ -151,9 +205,15 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(index))) << "\n";
-  if (absl::Status s = writeFileAtomically(dir + "/" + kIndex, text); !s.ok())
+  absl::Status committed;
+  if (world.process() == 0)
+    committed = writeFileAtomically(dir + "/" + kIndex, text);
+  if (absl::Status s = world.agree(committed); !s.ok())
     return s;
-  // Committed: the previous generations' shards are garbage now.
+  // Committed: the previous generations' shards are garbage now. Process 0
+  // removes them (the directory is shared).
+  if (world.process() != 0)
+    return absl::OkStatus();
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
        it.increment(ec)) {
@@ -279,12 +339,17 @@ absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
       session.snapshot();
   if (!tensors.ok())
     return tensors.status();
+  // The logical file is assembled on process 0 and written there.
+  World &world = session.getWorld();
+  if (world.process() != 0)
+    return world.agree(absl::OkStatus());
   if (faultBeforeCommit()) {
     // Killed while writing: part of the new file, under its temporary name.
     std::ofstream(path + ".tmp", std::ios::binary) << "partial";
     std::_Exit(86);
   }
-  return writeSafetensors(path, *tensors, {{"step", std::to_string(step)}});
+  return world.agree(
+      writeSafetensors(path, *tensors, {{"step", std::to_string(step)}}));
 }
 
 absl::StatusOr<LoadedCheckpoint> readCheckpoint(const std::string &path) {

@@ -6,7 +6,7 @@
 #include "passes/PassUtils.h"
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/cpu/CpuDevice.h"
-#include "runtime/cpu/SharedMemoryComm.h"
+#include "runtime/comm/Wire.h"
 #include "runtime/reference/Interpreter.h"
 
 #include "absl/strings/cord.h"
@@ -191,11 +191,21 @@ absl::Status RankProgram::build(func::FuncOp f, std::vector<HostTensor> args) {
     absl::StatusOr<KernelRegistry::Bound> bound = kernels.bind(&op, context);
     if (!bound.ok())
       return named(bound.status(), context.rank, &op);
+    // Communication calls say what they are for, so that a timeout or a
+    // desync names the op, where the user wrote it, and the step.
+    std::string site;
+    if (bound->stream == StreamKind::Comm) {
+      llvm::raw_string_ostream os(site);
+      os << "'" << op.getName().getStringRef() << "' at " << op.getLoc();
+    }
     uint32_t id = addActor(
         op.getName().getStringRef().str(), bound->stream, ins,
         op.getNumResults(), isa<GetParamOp, ConstantOp, PieceOffsetOp>(op),
-        [rank = context.rank, op = &op,
-         kernel = std::move(bound->kernel)](KernelIO &io, int64_t) {
+        [rank = context.rank, op = &op, site = std::move(site),
+         comm = &context.comm, step = options.step,
+         kernel = std::move(bound->kernel)](KernelIO &io, int64_t iteration) {
+          if (!site.empty())
+            comm->setCallSite(absl::StrCat(site, ", step ", step + iteration));
           if (absl::Status s = kernel(io); !s.ok())
             return named(s, rank, op);
           return absl::OkStatus();
@@ -224,6 +234,109 @@ RankProgram::run(std::span<Stream *const> streams,
       t.reset();
   };
   return actor::run(graph, streams, run);
+}
+
+} // namespace
+
+namespace {
+
+void writeTensor(WireWriter &w, const HostTensor &t) {
+  w.i64(static_cast<int64_t>(t.type));
+  w.i64(static_cast<int64_t>(t.shape.size()));
+  for (int64_t d : t.shape)
+    w.i64(d);
+  w.bytes(std::string_view(t.bytes.data(), t.bytes.size()));
+}
+
+HostTensor readTensor(WireReader &r) {
+  HostTensor t;
+  t.type = static_cast<CommType>(r.i64());
+  int64_t rank = r.i64();
+  for (int64_t d = 0; r.ok() && d < rank && d < 64; ++d)
+    t.shape.push_back(r.i64());
+  std::string_view b = r.bytes();
+  t.bytes.assign(b.begin(), b.end());
+  return t;
+}
+
+void writeStats(WireWriter &w, const CommStats &s) {
+  w.i64(s.bytesSent);
+  w.i64(s.bytesReceived);
+  w.i64(static_cast<int64_t>(s.calls.size()));
+  for (auto &[k, n] : s.calls) {
+    w.bytes(k);
+    w.i64(n);
+  }
+  w.i64(static_cast<int64_t>(s.bytes.size()));
+  for (auto &[k, b] : s.bytes) {
+    w.bytes(k);
+    w.i64(b.first);
+    w.i64(b.second);
+  }
+}
+
+CommStats readStats(WireReader &r) {
+  CommStats s;
+  s.bytesSent = r.i64();
+  s.bytesReceived = r.i64();
+  for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+    std::string k(r.bytes());
+    s.calls[k] = r.i64();
+  }
+  for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+    std::string k(r.bytes());
+    int64_t sent = r.i64();
+    s.bytes[k] = {sent, r.i64()};
+  }
+  return s;
+}
+
+/// The logical tensor of `logical`'s layout from every mesh position's
+/// piece: partial sums reduced, splits placed.
+absl::StatusOr<HostTensor> assemble(MeshCache &meshes, Type logical,
+                                    const std::map<int64_t, HostTensor> &byRank) {
+  SbpAttr sbp = getSbp(logical);
+  MeshOp mesh = meshes.lookup(sbp);
+  ArrayRef<int64_t> meshShape = mesh.getShape();
+  int64_t n = mesh.getNumDevices();
+  std::vector<HostTensor> at(n);
+  for (int64_t p = 0; p < n; ++p) {
+    auto it = byRank.find(mesh.getRank(p));
+    if (it == byRank.end())
+      return absl::InternalError(absl::StrCat(
+          "no piece of a result from rank ", mesh.getRank(p)));
+    at[p] = it->second;
+  }
+  at = reducePartials(
+      std::move(at), meshShape, sbp.getEntries(),
+      [](const std::vector<HostTensor> &members, ReduceKind kind) {
+        HostTensor acc = members[0];
+        for (size_t m = 1; m < members.size(); ++m)
+          for (int64_t i = 0; i < acc.numel(); ++i) {
+            double x = acc.get(i), y = members[m].get(i);
+            acc.set(i, kind == ReduceKind::Max   ? std::max(x, y)
+                       : kind == ReduceKind::Min ? std::min(x, y)
+                                                 : x + y);
+          }
+        if (kind == ReduceKind::Avg)
+          for (int64_t i = 0; i < acc.numel(); ++i)
+            acc.set(i, acc.get(i) / members.size());
+        return acc;
+      });
+  absl::StatusOr<CommType> type = commTypeOf(logical);
+  if (!type.ok())
+    return type.status();
+  HostTensor whole = HostTensor::zeros(shapeOf(logical), *type);
+  for (int64_t p = 0; p < n; ++p) {
+    Box box = localBox(whole.shape, meshShape, sbp.getEntries(),
+                       delinearize(meshShape, p));
+    if (at[p].shape != box.sizes || at[p].type != *type)
+      return absl::InternalError("a result's pieces do not fit its layout");
+    copyBox(at[p].bytes.data(), at[p].shape, Shape(box.sizes.size(), 0),
+            whole.bytes.data(), whole.shape, box.offsets, box.sizes,
+            sizeOf(*type));
+  }
+  return whole;
 }
 
 } // namespace
@@ -307,6 +420,34 @@ CpuSession::pieces() {
 absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
   MeshCache meshes(module);
   std::map<std::string, HostTensor> out;
+  // Every process's pieces, on process 0.
+  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+      all = pieces();
+  if (world.processCount() > 1) {
+    WireWriter w;
+    w.i64(static_cast<int64_t>(all.size()));
+    for (auto &[key, piece] : all) {
+      w.i64(key.first);
+      w.bytes(key.second);
+      writeTensor(w, *piece);
+    }
+    absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
+    if (!parts.ok())
+      return parts.status();
+    if (world.process() != 0)
+      return out;
+    all.clear();
+    for (const std::string &part : *parts) {
+      WireReader r(part);
+      for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+        int64_t rank = r.i64();
+        std::string name(r.bytes());
+        all[{rank, name}] = std::make_shared<const HostTensor>(readTensor(r));
+      }
+      if (!r.ok())
+        return absl::InternalError("a process sent garbled parameters");
+    }
+  }
   for (auto p : module.getOps<ParamOp>()) {
     std::string name = p.getSymName().str();
     absl::StatusOr<CommType> type = commTypeOf(p.getType());
@@ -320,12 +461,9 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
       // programs never read has none).
       MeshOp mesh = meshes.lookup(sbp);
       std::vector<std::shared_ptr<const HostTensor>> pieces;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        for (int64_t q = 0; q < mesh.getNumDevices(); ++q) {
-          auto it = params.find({mesh.getRank(q), name});
-          pieces.push_back(it == params.end() ? nullptr : it->second);
-        }
+      for (int64_t q = 0; q < mesh.getNumDevices(); ++q) {
+        auto it = all.find({mesh.getRank(q), name});
+        pieces.push_back(it == all.end() ? nullptr : it->second);
       }
       fromPieces = llvm::all_of(pieces, [](auto &t) { return t != nullptr; });
       for (int64_t q = 0; fromPieces && q < mesh.getNumDevices(); ++q) {
@@ -383,6 +521,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     std::vector<double> iterationDoneUs;
   };
   std::vector<Job> jobs;
+  std::map<int64_t, func::FuncOp> programOf; // every rank's, on every process
   int64_t worldSize = 0;
   for (auto f : module.getOps<func::FuncOp>()) {
     auto g = f->getAttrOfType<StringAttr>("pc.graph");
@@ -391,48 +530,56 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     for (int64_t rank :
          f->getAttrOfType<DenseI64ArrayAttr>("pc.ranks").asArrayRef()) {
       worldSize = std::max(worldSize, rank + 1);
-      Job job{f, rank, {}};
-      for (BlockArgument arg : f.getArguments()) {
-        unsigned i = arg.getArgNumber();
-        int64_t index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-        Type logical =
-            f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type").getValue();
-        if (index >= static_cast<int64_t>(inputs.size()))
-          return absl::InvalidArgumentError(absl::StrCat(
-              "@", graph.str(), " needs input #", index, ", not given"));
-        if (inputs[index].shape != shapeOf(logical))
-          return absl::InvalidArgumentError(absl::StrCat(
-              "input #", index, " has the wrong shape for @", graph.str()));
-        SbpAttr sbp = getSbp(logical);
-        MeshOp mesh = meshes.lookup(sbp);
-        job.args.push_back(
-            pieceOf(inputs[index], sbp, mesh.getShape(),
-                    delinearize(mesh.getShape(),
-                                meshes.positionOf(sbp.getMesh(), rank))));
-      }
-      jobs.push_back(std::move(job));
+      programOf[rank] = f;
     }
   }
-  if (jobs.empty())
+  if (programOf.empty())
     return absl::NotFoundError(
         absl::StrCat("no per-device programs of @", graph.str()));
+  if (absl::Status s = world.beginRun(worldSize); !s.ok())
+    return s;
+  for (auto &[rank, f] : programOf) {
+    if (!world.hosts(rank))
+      continue;
+    Job job{f, rank, {}};
+    for (BlockArgument arg : f.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      int64_t index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
+      Type logical =
+          f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type").getValue();
+      if (index >= static_cast<int64_t>(inputs.size()))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "@", graph.str(), " needs input #", index, ", not given"));
+      if (inputs[index].shape != shapeOf(logical))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input #", index, " has the wrong shape for @", graph.str()));
+      SbpAttr sbp = getSbp(logical);
+      MeshOp mesh = meshes.lookup(sbp);
+      job.args.push_back(pieceOf(
+          inputs[index], sbp, mesh.getShape(),
+          delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank))));
+    }
+    jobs.push_back(std::move(job));
+  }
 
-  SharedMemoryWorld world(worldSize);
   std::vector<std::thread> threads;
   auto origin = std::chrono::steady_clock::now();
   for (Job &job : jobs)
     threads.emplace_back([&, j = &job] {
-      auto comm = world.endpoint(j->rank);
       auto fail = [&](absl::Status s) {
         // Release the ranks waiting for this one in a collective.
         world.abort(s);
         j->results = std::move(s);
       };
+      absl::StatusOr<std::unique_ptr<Communicator>> comm =
+          world.endpoint(j->rank);
+      if (!comm.ok())
+        return fail(comm.status());
       // Each rank binds its own program: the mesh cache is not shared
       // between threads.
       MeshCache rankMeshes(module);
       BindContext context{
-          j->rank, rankMeshes, *comm,
+          j->rank, rankMeshes, **comm,
           [&](llvm::StringRef name, Type local) {
             return param(j->rank, name, local);
           },
@@ -455,7 +602,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       Stream *streams[] = {compute->get(), commStream->get()};
       absl::StatusOr<actor::RunStats> stats = program.run(
           streams, origin, [&](const absl::Status &s) { world.abort(s); });
-      j->stats = comm->stats();
+      j->stats = (*comm)->stats();
       if (!stats.ok())
         return fail(stats.status());
       j->results = program.takeResults();
@@ -481,8 +628,34 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   for (Job &job : jobs)
     if (!job.results.ok())
       return failedStep(job.results.status());
+
+  // This process's part of the run, for process 0 to assemble.
+  WireWriter w;
+  w.i64(static_cast<int64_t>(jobs.size()));
+  for (Job &job : jobs) {
+    w.i64(job.rank);
+    writeStats(w, job.stats);
+    w.i64(job.peak);
+    w.i64(static_cast<int64_t>(job.events.size()));
+    for (const OpEvent &e : job.events) {
+      w.bytes(e.name);
+      w.bytes(e.stream);
+      w.i64(e.iteration);
+      w.f64(e.startUs);
+      w.f64(e.durationUs);
+    }
+    w.i64(static_cast<int64_t>(job.iterationDoneUs.size()));
+    for (double us : job.iterationDoneUs)
+      w.f64(us);
+    w.i64(static_cast<int64_t>(job.results->size()));
+    for (const HostTensor &t : *job.results)
+      writeTensor(w, t);
+  }
+  absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
+  if (!parts.ok())
+    return failedStep(parts.status());
   {
-    // The step succeeded: what it stored becomes the parameters.
+    // The step succeeded here: what it stored becomes the parameters.
     std::lock_guard<std::mutex> lock(mu);
     for (auto &[key, piece] : pending)
       params[key] = std::move(piece);
@@ -491,59 +664,62 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
 
   CpuRun run;
   std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;
-  for (Job &job : jobs) {
-    run.comm[job.rank] = job.stats;
-    run.peakBytes[job.rank] = job.peak;
-    run.events[job.rank] = std::move(job.events);
-    run.iterationDoneUs.resize(job.iterationDoneUs.size());
-    for (auto [i, us] : llvm::enumerate(job.iterationDoneUs))
-      run.iterationDoneUs[i] = std::max(run.iterationDoneUs[i], us);
-    for (auto [i, value] : llvm::enumerate(*job.results)) {
-      int64_t index =
-          job.program.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      pieces[index].first =
-          job.program.getResultAttrOfType<TypeAttr>(i, "pc.logical_type")
-              .getValue();
-      pieces[index].second[job.rank] = value;
+  for (const std::string &part : *parts) {
+    WireReader r(part);
+    for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+      int64_t rank = r.i64();
+      run.comm[rank] = readStats(r);
+      run.peakBytes[rank] = r.i64();
+      std::vector<OpEvent> &events = run.events[rank];
+      for (int64_t e = r.i64(); r.ok() && e > 0; --e) {
+        OpEvent ev;
+        ev.name = std::string(r.bytes());
+        ev.stream = std::string(r.bytes());
+        ev.iteration = r.i64();
+        ev.startUs = r.f64();
+        ev.durationUs = r.f64();
+        events.push_back(std::move(ev));
+      }
+      int64_t iterations = r.i64();
+      if (iterations > static_cast<int64_t>(run.iterationDoneUs.size()))
+        run.iterationDoneUs.resize(iterations);
+      for (int64_t i = 0; r.ok() && i < iterations; ++i)
+        run.iterationDoneUs[i] = std::max(run.iterationDoneUs[i], r.f64());
+      func::FuncOp program = programOf[rank];
+      int64_t results = r.i64();
+      for (int64_t i = 0; r.ok() && i < results; ++i) {
+        int64_t index =
+            program.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
+        pieces[index].first =
+            program.getResultAttrOfType<TypeAttr>(i, "pc.logical_type")
+                .getValue();
+        pieces[index].second[rank] = readTensor(r);
+      }
     }
+    if (!r.ok())
+      return absl::InternalError("a process sent a garbled run");
   }
   for (auto &[index, entry] : pieces) {
-    auto &[logical, byRank] = entry;
-    SbpAttr sbp = getSbp(logical);
-    MeshOp mesh = meshes.lookup(sbp);
-    ArrayRef<int64_t> meshShape = mesh.getShape();
-    int64_t n = mesh.getNumDevices();
-    std::vector<HostTensor> at(n);
-    for (int64_t p = 0; p < n; ++p)
-      at[p] = byRank.at(mesh.getRank(p));
-    at = reducePartials(
-        std::move(at), meshShape, sbp.getEntries(),
-        [](const std::vector<HostTensor> &members, ReduceKind kind) {
-          HostTensor acc = members[0];
-          for (size_t m = 1; m < members.size(); ++m)
-            for (int64_t i = 0; i < acc.numel(); ++i) {
-              double x = acc.get(i), y = members[m].get(i);
-              acc.set(i, kind == ReduceKind::Max   ? std::max(x, y)
-                         : kind == ReduceKind::Min ? std::min(x, y)
-                                                   : x + y);
-            }
-          if (kind == ReduceKind::Avg)
-            for (int64_t i = 0; i < acc.numel(); ++i)
-              acc.set(i, acc.get(i) / members.size());
-          return acc;
-        });
-    absl::StatusOr<CommType> type = commTypeOf(logical);
-    if (!type.ok())
-      return type.status();
-    HostTensor whole = HostTensor::zeros(shapeOf(logical), *type);
-    for (int64_t p = 0; p < n; ++p) {
-      Box box = localBox(whole.shape, meshShape, sbp.getEntries(),
-                         delinearize(meshShape, p));
-      copyBox(at[p].bytes.data(), at[p].shape, Shape(box.sizes.size(), 0),
-              whole.bytes.data(), whole.shape, box.offsets, box.sizes,
-              sizeOf(*type));
-    }
-    run.results.push_back(std::move(whole));
+    absl::StatusOr<HostTensor> whole =
+        assemble(meshes, entry.first, entry.second);
+    if (!whole.ok())
+      return whole.status();
+    run.results.push_back(std::move(*whole));
+  }
+  if (options.resultsOnEveryProcess && world.processCount() > 1) {
+    WireWriter out;
+    out.i64(static_cast<int64_t>(run.results.size()));
+    for (const HostTensor &t : run.results)
+      writeTensor(out, t);
+    absl::StatusOr<std::string> all = world.broadcast(out.take());
+    if (!all.ok())
+      return all.status();
+    WireReader r(*all);
+    run.results.clear();
+    for (int64_t n = r.i64(); r.ok() && n > 0; --n)
+      run.results.push_back(readTensor(r));
+    if (!r.ok())
+      return absl::InternalError("process 0 sent garbled results");
   }
   return run;
 }

@@ -12,6 +12,7 @@
 #define PC_RUNTIME_EXEC_CPUEXECUTOR_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/World.h"
 #include "runtime/device/HostTensor.h"
 #include "runtime/exec/KernelRegistry.h"
 
@@ -45,8 +46,16 @@ struct CpuRunOptions {
   int32_t registers = 2;
   /// Record every firing (CpuRun::events).
   bool trace = false;
+  /// The step number of the first iteration, for messages.
+  int64_t step = 0;
+  /// Under MPI, send the assembled results to every process, not only to
+  /// process 0 (a training loop's loss, which every process acts on).
+  bool resultsOnEveryProcess = false;
 };
 
+/// What a run gives back. Under MPI the results and the per-rank figures
+/// are assembled on process 0; other processes get no results (unless
+/// CpuRunOptions::resultsOnEveryProcess) and only their own ranks' figures.
 struct CpuRun {
   /// The logical results, assembled from the devices' pieces.
   std::vector<HostTensor> results;
@@ -62,12 +71,16 @@ struct CpuRun {
   std::vector<double> iterationDoneUs;
 };
 
-/// The state that lives across runs: each rank's pieces of the parameters,
-/// initialized on first use from their initializers and `seed`.
+/// The state that lives across runs: each hosted rank's pieces of the
+/// parameters, initialized on first use from their initializers and `seed`.
+/// The session runs the ranks of `world` that this process hosts (all of
+/// them in-process, the default).
 class CpuSession {
 public:
-  CpuSession(mlir::ModuleOp module, uint64_t seed)
-      : module(module), seed(seed), kernels(cpuKernels()) {}
+  CpuSession(mlir::ModuleOp module, uint64_t seed, World *world = nullptr)
+      : module(module), seed(seed), kernels(cpuKernels()),
+        ownWorld(world ? nullptr : makeInProcessWorld()),
+        world(world ? *world : *ownWorld) {}
 
   /// Starts the parameters from `values` (logical tensors by parameter
   /// name) instead of their initializers, resharding them for the programs'
@@ -92,20 +105,24 @@ public:
 
   /// Every parameter's logical value now: assembled from the ranks' pieces
   /// where the parameter has been used (and perhaps trained), else its
-  /// loaded or initial value.
+  /// loaded or initial value. Every process calls it; under MPI the values
+  /// are assembled on process 0 and other processes get an empty map.
   absl::StatusOr<std::map<std::string, HostTensor>> snapshot();
 
-  /// The pieces the ranks hold now, by (rank, parameter name); parameters
-  /// no program has read yet have none.
+  /// The pieces this process's ranks hold now, by (rank, parameter name);
+  /// parameters no program has read yet have none.
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
   pieces();
 
   mlir::ModuleOp getModule() const { return module; }
+  World &getWorld() { return world; }
 
 private:
   mlir::ModuleOp module;
   uint64_t seed;
   KernelRegistry kernels;
+  std::unique_ptr<World> ownWorld;
+  World &world;
   std::mutex mu;
   std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
       params;

@@ -5,7 +5,10 @@
 // always finish, and every actor sees exactly the values a sequential
 // evaluation gives, on one device and on three devices whose ordered actors
 // all-reduce across devices. Also: the register bound and the overlap it
-// allows, failures (with peers released), and malformed graphs.
+// allows, failures (with peers released), and malformed graphs. And the
+// per-rank order of ordered actors: the default list, explicit lists that
+// run ahead (pipeline schedules) and lists that would deadlock, which are
+// rejected before anything fires.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,15 +16,25 @@
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/SharedMemoryComm.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
 using namespace pc::runtime;
 using namespace pc::runtime::actor;
+using ::testing::HasSubstr;
+
+namespace pc::runtime::actor {
+// So that a mismatched order prints as (iteration, actor) pairs.
+void PrintTo(const OrderedFiring &f, std::ostream *os) {
+  *os << "(" << f.iteration << ", #" << f.actor << ")";
+}
+} // namespace pc::runtime::actor
 
 namespace {
 
@@ -122,11 +135,15 @@ struct DeviceRun {
         if (t.collective[a]) {
           h >>= 8;
           int64_t group[3] = {0, 1, 2};
-          if (absl::Status s =
-                  comm->allReduce(&h, 1, CommType::I64, pc::ReduceKind::Sum,
-                                  std::span<const int64_t>(group, 3));
-              !s.ok())
-            return s;
+          // Without a communicator the run is one rank's: the sum is h.
+          if (comm)
+            if (absl::Status s =
+                    comm->allReduce(&h, 1, CommType::I64, pc::ReduceKind::Sum,
+                                    std::span<const int64_t>(group, 3));
+                !s.ok())
+              return s;
+          // Ordered actors share stream 0, so one thread appends.
+          orderedFired.push_back({it, static_cast<uint32_t>(a)});
         }
         regs[a][it % regs[a].size()] = h;
         values[a][it] = h;
@@ -138,9 +155,11 @@ struct DeviceRun {
 
   absl::StatusOr<RunStats>
   run(int64_t iterations,
-      std::function<void(const absl::Status &)> onError = nullptr) {
+      std::function<void(const absl::Status &)> onError = nullptr,
+      std::vector<OrderedFiring> order = {}) {
     RunOptions options;
     options.iterations = iterations;
+    options.order = std::move(order);
     options.trace = true;
     options.onError = std::move(onError);
     options.onFree = [this](uint32_t a, int64_t it) {
@@ -154,6 +173,8 @@ struct DeviceRun {
   std::vector<Stream *> streamPtrs;
   std::vector<std::vector<uint64_t>> regs;
   std::vector<std::vector<uint64_t>> values;
+  /// The ordered firings, as stream 0 ran them.
+  std::vector<OrderedFiring> orderedFired;
 };
 
 TEST(ActorTest, RandomDagsOnOneDeviceMatchSequentialEvaluation) {
@@ -335,6 +356,332 @@ TEST(ActorTest, MalformedGraphsAreErrors) {
     g.add({"a", 0, {}, 1, false, nullptr});
     EXPECT_EQ(run(g, streams, {}).status().message(),
               "actor #0 'a': has no work");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The per-rank order of ordered actors
+//===----------------------------------------------------------------------===//
+
+TEST(ActorTest, DefaultOrderIsIterationByIterationInGraphOrder) {
+  auto ok = [](int64_t) { return absl::OkStatus(); };
+  ActorGraph g;
+  g.add({"load", 0, {}, 1, false, ok});
+  g.add({"reduce", 0, {0}, 1, true, ok});
+  g.add({"compute", 0, {1}, 1, false, ok});
+  g.add({"send", 0, {2}, 1, true, ok});
+  EXPECT_EQ(defaultOrder(g, 3),
+            (std::vector<OrderedFiring>{
+                {0, 1}, {0, 3}, {1, 1}, {1, 3}, {2, 1}, {2, 3}}));
+  EXPECT_TRUE(defaultOrder(g, 0).empty());
+  EXPECT_TRUE(verifyOrder(g, 3, defaultOrder(g, 3)).ok());
+}
+
+TEST(ActorTest, TheDefaultOrderSpelledOutRunsLikeNoOrder) {
+  // Three ranks whose ordered actors all-reduce, once with no order and
+  // once with the default list given explicitly: the same values, and in
+  // both the ordered actors fire exactly as the default list says.
+  for (int seed = 0; seed < 25; ++seed) {
+    for (bool spelledOut : {false, true}) {
+      std::mt19937 rng(2000 + seed);
+      Topology t = randomTopology(rng, /*collectives=*/true);
+      int64_t iterations = std::uniform_int_distribution<int>(1, 6)(rng);
+      SharedMemoryWorld world(3);
+      std::vector<std::unique_ptr<Communicator>> comms;
+      std::vector<std::unique_ptr<DeviceRun>> runs;
+      for (int r = 0; r < 3; ++r) {
+        comms.push_back(world.endpoint(r));
+        runs.push_back(std::make_unique<DeviceRun>(t, r, iterations, 1 + r % 2,
+                                                   rng, comms.back().get()));
+      }
+      std::vector<OrderedFiring> order =
+          defaultOrder(runs[0]->graph, iterations);
+      ASSERT_TRUE(verifyOrder(runs[0]->graph, iterations, order).ok());
+      std::vector<absl::StatusOr<RunStats>> results(3, RunStats{});
+      std::vector<std::thread> threads;
+      for (int r = 0; r < 3; ++r)
+        threads.emplace_back([&, r] {
+          results[r] =
+              runs[r]->run(iterations, nullptr,
+                           spelledOut ? order : std::vector<OrderedFiring>{});
+        });
+      for (auto &th : threads)
+        th.join();
+      for (int r = 0; r < 3; ++r) {
+        ASSERT_TRUE(results[r].ok()) << results[r].status();
+        ASSERT_EQ(runs[r]->values, sequential(t, 3, iterations, r))
+            << "seed " << seed << " rank " << r;
+        ASSERT_EQ(runs[r]->orderedFired, order)
+            << "seed " << seed << " rank " << r;
+      }
+    }
+  }
+}
+
+/// A random order of `graph`'s ordered firings: each ordered actor runs
+/// 0-2 iterations ahead of the default (so some orders break dependencies
+/// or overrun registers), and now and then two neighbours swap.
+std::vector<OrderedFiring> randomOrder(const ActorGraph &graph,
+                                       int64_t iterations, std::mt19937 &rng) {
+  std::vector<int64_t> ahead(graph.actors().size());
+  for (int64_t &a : ahead)
+    a = std::uniform_int_distribution<int64_t>(0, 2)(rng);
+  std::vector<OrderedFiring> order = defaultOrder(graph, iterations);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const OrderedFiring &x, const OrderedFiring &y) {
+                     return x.iteration - ahead[x.actor] <
+                            y.iteration - ahead[y.actor];
+                   });
+  if (order.size() > 1 && std::bernoulli_distribution(0.2)(rng)) {
+    size_t k = std::uniform_int_distribution<size_t>(0, order.size() - 2)(rng);
+    std::swap(order[k], order[k + 1]);
+  }
+  return order;
+}
+
+TEST(ActorTest, RandomOrdersThatVerifyRunAndFollowTheList) {
+  // Whatever verifyOrder accepts runs to the end on one rank, gives the
+  // sequential values, and fires the ordered actors exactly in the list's
+  // order. (What it rejects would hang, so it is not run.)
+  int accepted = 0, rejected = 0;
+  for (int seed = 0; seed < 200; ++seed) {
+    std::mt19937 rng(3000 + seed);
+    Topology t = randomTopology(rng, /*collectives=*/true);
+    int64_t iterations = std::uniform_int_distribution<int>(1, 6)(rng);
+    DeviceRun run(t, 0, iterations, 1 + seed % 3, rng, nullptr);
+    std::vector<OrderedFiring> order = randomOrder(run.graph, iterations, rng);
+    if (absl::Status s = verifyOrder(run.graph, iterations, order); !s.ok()) {
+      ++rejected;
+      // Every entry is valid and listed once, so only a deadlock is left.
+      EXPECT_THAT(std::string(s.message()), HasSubstr("would deadlock"));
+      continue;
+    }
+    ++accepted;
+    absl::StatusOr<RunStats> stats = run.run(iterations, nullptr, order);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    ASSERT_EQ(run.values, sequential(t, 1, iterations, 0)) << "seed " << seed;
+    ASSERT_EQ(run.orderedFired, order) << "seed " << seed;
+  }
+  // Both kinds were seen, often enough to mean something.
+  EXPECT_GT(accepted, 50);
+  EXPECT_GT(rejected, 20);
+}
+
+struct Node {
+  std::string name;
+  std::vector<uint32_t> inputs;
+  int32_t registers;
+  bool ordered;
+  int delayUs = 0;
+};
+
+/// A small graph whose ordered actors share a communication stream and the
+/// others a compute stream. Each firing's value hashes its actor, iteration
+/// and inputs; the ordered firings are recorded as the stream runs them.
+struct SmallRun {
+  explicit SmallRun(const std::vector<Node> &nodes, int64_t iterations)
+      : values(nodes.size(), std::vector<uint64_t>(iterations, kPoison)) {
+    for (uint32_t a = 0; a < nodes.size(); ++a) {
+      const Node &n = nodes[a];
+      graph.add({n.name, n.ordered ? 0u : 1u, n.inputs, n.registers, n.ordered,
+                 [this, n, a](int64_t it) {
+                   ++firings;
+                   if (n.delayUs)
+                     std::this_thread::sleep_for(
+                         std::chrono::microseconds(n.delayUs));
+                   uint64_t h = mix(a, it);
+                   for (uint32_t in : n.inputs)
+                     h = mix(h, values[in][it]);
+                   values[a][it] = h;
+                   if (n.ordered)
+                     orderedFired.push_back({it, a});
+                   return absl::OkStatus();
+                 }});
+    }
+  }
+
+  absl::StatusOr<RunStats> run(int64_t iterations,
+                               std::vector<OrderedFiring> order) {
+    Stream *streams[] = {&comm, &compute};
+    RunOptions options;
+    options.iterations = iterations;
+    options.order = std::move(order);
+    return actor::run(graph, streams, options);
+  }
+
+  ActorGraph graph;
+  CpuStream comm{"comm"}, compute{"compute"};
+  std::vector<std::vector<uint64_t>> values; // [actor][iteration]
+  std::vector<OrderedFiring> orderedFired;   // appended on `comm` only
+  std::atomic<int64_t> firings{0};
+};
+
+/// One pipeline stage: F receives a micro-batch's activations, compute
+/// works on them (slowly, so that F could run ahead of B), B sends the
+/// result on.
+std::vector<Node> pipelineStage(int32_t registers) {
+  return {{"F", {}, registers, true},
+          {"compute", {0}, registers, false, 2000},
+          {"B", {1}, registers, true}};
+}
+constexpr uint32_t kF = 0, kB = 2;
+
+TEST(ActorTest, APipelineStageFollowsEitherOrder) {
+  for (int64_t iterations : {2, 4}) {
+    std::vector<OrderedFiring> byIteration, oneFOneB, forwardsFirst;
+    for (int64_t it = 0; it < iterations; ++it) {
+      byIteration.insert(byIteration.end(), {{it, kF}, {it, kB}});
+      forwardsFirst.push_back({it, kF});
+      // Two forwards ahead, then one backward for each further forward.
+      if (it + 2 < iterations)
+        oneFOneB.push_back({it + 2, kF});
+      oneFOneB.push_back({it, kB});
+    }
+    oneFOneB.insert(oneFOneB.begin(), {{0, kF}, {1, kF}});
+    for (int64_t it = 0; it < iterations; ++it)
+      forwardsFirst.push_back({it, kB});
+    EXPECT_EQ(
+        byIteration,
+        defaultOrder(SmallRun(pipelineStage(2), iterations).graph, iterations));
+    if (iterations == 2)
+      EXPECT_EQ(forwardsFirst, (std::vector<OrderedFiring>{
+                                   {0, kF}, {1, kF}, {0, kB}, {1, kB}}));
+
+    std::vector<std::vector<uint64_t>> expected;
+    for (const auto &order : {byIteration, oneFOneB, forwardsFirst}) {
+      SmallRun run(pipelineStage(2), iterations);
+      ASSERT_TRUE(verifyOrder(run.graph, iterations, order).ok());
+      absl::StatusOr<RunStats> stats = run.run(iterations, order);
+      ASSERT_TRUE(stats.ok()) << stats.status();
+      EXPECT_EQ(run.orderedFired, order);
+      EXPECT_EQ(stats->firings, 3 * iterations);
+      if (expected.empty())
+        expected = run.values;
+      EXPECT_EQ(run.values, expected);
+      for (const auto &perIteration : run.values)
+        for (uint64_t v : perIteration)
+          EXPECT_NE(v, kPoison);
+    }
+  }
+}
+
+TEST(ActorTest, IndependentChainsFollowAnyInterleaving) {
+  // Two chains of ordered actors with no link between them: each chain
+  // keeps its own order, but the list may put chain b ahead of chain a
+  // (against the graph order) or run both ahead of their sends.
+  std::vector<Node> nodes = {
+      {"recvA", {}, 2, true},        {"workA", {0}, 2, false, 500},
+      {"sendA", {1}, 2, true},       {"recvB", {}, 2, true},
+      {"workB", {3}, 2, false, 500}, {"sendB", {4}, 2, true}};
+  const int64_t iterations = 3;
+  std::vector<OrderedFiring> bFirst, lookahead;
+  for (int64_t it = 0; it < iterations; ++it)
+    bFirst.insert(bFirst.end(), {{it, 3}, {it, 5}, {it, 0}, {it, 2}});
+  lookahead = {{0, 0}, {0, 3}, {1, 0}, {1, 3}, {0, 2}, {0, 5},
+               {2, 0}, {2, 3}, {1, 2}, {1, 5}, {2, 2}, {2, 5}};
+  std::vector<std::vector<uint64_t>> expected;
+  for (const auto &order : {std::vector<OrderedFiring>{}, bFirst, lookahead}) {
+    SmallRun run(nodes, iterations);
+    absl::StatusOr<RunStats> stats = run.run(iterations, order);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(run.orderedFired,
+              order.empty() ? defaultOrder(run.graph, iterations) : order);
+    if (expected.empty())
+      expected = run.values;
+    EXPECT_EQ(run.values, expected);
+  }
+}
+
+TEST(ActorTest, InvalidOrdersAreRejectedBeforeAnythingFires) {
+  struct Case {
+    std::vector<Node> nodes;
+    int64_t iterations;
+    std::vector<OrderedFiring> order;
+    std::string error;
+  };
+  const uint32_t kCompute = 1;
+  std::vector<Node> direct = {{"F", {}, 1, true}, {"B", {0}, 1, true}};
+  std::vector<Case> cases = {
+      {pipelineStage(2),
+       2,
+       {{0, kF}, {0, kB}, {1, kF}},
+       "the order lacks iteration 1 of actor #2 'B'"},
+      {pipelineStage(2),
+       2,
+       {{0, kF}, {0, kB}, {0, kF}, {1, kF}, {1, kB}},
+       "order entry 2: iteration 0 of actor #0 'F' is listed twice (also at "
+       "entry 0)"},
+      {pipelineStage(2),
+       2,
+       {{0, kF}, {0, kCompute}, {0, kB}, {1, kF}, {1, kB}},
+       "order entry 1: actor #1 'compute' is not ordered"},
+      {pipelineStage(2),
+       2,
+       {{0, kF}, {0, 7}, {0, kB}, {1, kF}, {1, kB}},
+       "order entry 1: names actor #7, but the graph has 3 actors"},
+      {pipelineStage(2),
+       2,
+       {{0, kF}, {0, kB}, {1, kF}, {1, kB}, {2, kF}},
+       "order entry 4: iteration 2 of actor #0 'F' is out of range; the run "
+       "has 2 iterations"},
+      {pipelineStage(2),
+       2,
+       {{-1, kF}, {0, kB}, {1, kF}, {1, kB}},
+       "order entry 0: iteration -1 of actor #0 'F' is out of range"},
+      {pipelineStage(2),
+       2,
+       {{0, kB}, {0, kF}, {1, kF}, {1, kB}},
+       "order entry 0: iteration 0 of actor #2 'B' would deadlock: it "
+       "depends on ordered actor #0 'F' (through actor #1 'compute'), whose "
+       "iteration 0 comes later (entry 1)"},
+      {pipelineStage(2),
+       2,
+       {{1, kF}, {0, kF}, {0, kB}, {1, kB}},
+       "order entry 0: iteration 1 of actor #0 'F' would deadlock: it comes "
+       "before iteration 0 of the same actor (entry 1)"},
+      // F's one register holds iteration 0 until B reads it.
+      {direct,
+       2,
+       {{0, 0}, {1, 0}, {0, 1}, {1, 1}},
+       "order entry 1: iteration 1 of actor #0 'F' would deadlock: it waits "
+       "for a free register until iteration 0 of ordered actor #1 'B' fires, "
+       "which comes later (entry 2); the registers of actor #0 'F' (1) are "
+       "full until then"},
+      // The same through compute: F and compute hold one iteration each.
+      {pipelineStage(1),
+       3,
+       {{0, kF}, {1, kF}, {2, kF}, {0, kB}, {1, kB}, {2, kB}},
+       "order entry 2: iteration 2 of actor #0 'F' would deadlock: it waits "
+       "for a free register until iteration 0 of ordered actor #2 'B' "
+       "(through actor #1 'compute') fires, which comes later (entry 3); the "
+       "registers of actor #0 'F' (1) and actor #1 'compute' (1) are full "
+       "until then"},
+  };
+  for (const Case &c : cases) {
+    SmallRun run(c.nodes, c.iterations);
+    absl::Status verified = verifyOrder(run.graph, c.iterations, c.order);
+    ASSERT_TRUE(absl::IsInvalidArgument(verified)) << verified;
+    EXPECT_THAT(std::string(verified.message()), HasSubstr(c.error));
+    absl::StatusOr<RunStats> stats = run.run(c.iterations, c.order);
+    ASSERT_FALSE(stats.ok()) << c.error;
+    EXPECT_EQ(stats.status(), verified);
+    EXPECT_EQ(run.firings.load(), 0) << c.error;
+  }
+  // The shortest orders that free the registers in time are fine.
+  {
+    SmallRun run(direct, 2);
+    EXPECT_TRUE(
+        verifyOrder(run.graph, 2,
+                    std::vector<OrderedFiring>{{0, 0}, {0, 1}, {1, 0}, {1, 1}})
+            .ok());
+  }
+  {
+    SmallRun run(pipelineStage(1), 3);
+    EXPECT_TRUE(
+        verifyOrder(run.graph, 3,
+                    std::vector<OrderedFiring>{
+                        {0, kF}, {1, kF}, {0, kB}, {2, kF}, {1, kB}, {2, kB}})
+            .ok());
   }
 }
 

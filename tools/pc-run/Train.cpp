@@ -12,6 +12,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 #include <unistd.h>
 
 using namespace mlir;
@@ -25,6 +28,29 @@ int fail(const std::string &message) {
   return 1;
 }
 } // namespace
+
+absl::Status injectFault(const runtime::World &world, int64_t step) {
+  const char *spec = std::getenv("PC_TEST_FAULT");
+  if (!spec)
+    return absl::OkStatus();
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  llvm::StringRef(spec).split(parts, ':');
+  int64_t process = -1, at = -1;
+  if (parts.size() != 3 || parts[0].getAsInteger(10, process) ||
+      parts[1].getAsInteger(10, at))
+    return absl::InvalidArgumentError(
+        "PC_TEST_FAULT must be PROCESS:STEP:kill|sleep|fail");
+  if (process != world.process() || at != step)
+    return absl::OkStatus();
+  llvm::errs().flush();
+  if (parts[2] == "kill")
+    std::raise(SIGKILL);
+  if (parts[2] == "sleep")
+    while (true)
+      std::this_thread::sleep_for(std::chrono::hours(1));
+  return absl::InternalError(
+      absl::StrCat("PC_TEST_FAULT: process ", process, " fails at step ", step));
+}
 
 std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
                              const std::string &graph,
@@ -62,10 +88,13 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
                                                        format, firstStep);
           !s.ok())
         return fail(s.ToString());
-    llvm::outs() << "trained 0 steps\n";
+    if (session.getWorld().process() == 0)
+      llvm::outs() << "trained 0 steps\n";
     return 0;
   }
-  bool tty = ::isatty(STDOUT_FILENO);
+  // Under MPI, process 0 speaks for the run.
+  bool quiet = session.getWorld().process() != 0;
+  bool tty = !quiet && ::isatty(STDOUT_FILENO);
   std::map<int64_t, pc::runtime::CommStats> totals;
   std::map<int64_t, int64_t> peaks;
   auto begin = std::chrono::steady_clock::now();
@@ -79,6 +108,11 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
     pc::runtime::CpuRunOptions options;
     options.registers = flags.registers;
     options.trace = flags.trace && i + 1 == flags.steps;
+    options.step = step;
+    // Every process acts on the loss (a non-finite one stops them all).
+    options.resultsOnEveryProcess = true;
+    if (absl::Status s = injectFault(session.getWorld(), step); !s.ok())
+      return fail(s.ToString());
     auto start = std::chrono::steady_clock::now();
     run = session.run(graph, inputs, options);
     if (!run.ok())
@@ -93,6 +127,7 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
                   std::to_string(loss));
     (i ? lastLoss : firstLoss) = loss;
     lastLoss = loss;
+    if (!quiet) {
     llvm::json::Object entry{
         {"step", step}, {"wall_s", seconds}, {"loss", loss}, {"lr", rate}};
     if (normIndex)
@@ -127,6 +162,7 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
     llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed) << " steps/s"
                  << (tty ? "" : "\n");
     llvm::outs().flush();
+    }
     bool last = i + 1 == flags.steps;
     if (!flags.savePath.empty() &&
         (last || (flags.saveEvery > 0 && (i + 1) % flags.saveEvery == 0)))
@@ -135,6 +171,8 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
           !s.ok())
         return fail(s.ToString());
   }
+  if (quiet)
+    return 0;
   if (tty)
     llvm::outs() << "\n";
   llvm::outs() << "trained " << flags.steps << " steps: loss "

@@ -29,6 +29,11 @@ struct TrainFlags {
   bool trace; // trace the last step
 };
 
+/// Test hook, for the failure tests: PC_TEST_FAULT=PROCESS:STEP:ACTION makes
+/// process PROCESS, before step STEP, `kill` itself (SIGKILL), `sleep`
+/// forever, or `fail` (return an error). Returns the error of `fail`.
+absl::Status injectFault(const runtime::World &world, int64_t step);
+
 /// Trains `flags.steps` steps of `graph` from step `firstStep`. Fills
 /// `stepTimes` (one entry per step, with its loss and rate) and `run` (the
 /// last step, with bytes and collectives totalled over the steps). Returns

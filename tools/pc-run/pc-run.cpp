@@ -41,6 +41,7 @@
 
 #include "passes/PassUtils.h"
 
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <random>
@@ -72,8 +73,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::opt<std::string> model(cl::Positional, cl::desc("<model.mlir>"),
                              cl::Required);
-  cl::opt<std::string> devices("devices", cl::desc("cpu:N (default cpu:1)"),
-                               cl::init("cpu:1"));
+  cl::opt<std::string> devices(
+      "devices",
+      cl::desc("cpu:N: N CPU virtual devices (per process under mpirun)"),
+      cl::init("cpu:1"));
   cl::opt<std::string> inputsDir(
       "inputs", cl::desc("Directory of <name>.npy or argN.npy inputs"));
   cl::opt<std::string> outputsDir("dump-outputs",
@@ -143,6 +146,18 @@ int main(int argc, char **argv) {
   cl::opt<std::string> loadPath(
       "load", cl::desc("Resume from a checkpoint (either format, any mesh)"),
       cl::cat(trainCat));
+  // Many processes.
+  cl::OptionCategory clusterCat("Processes (mpirun -np N pc-run ...)");
+  cl::opt<double> timeout(
+      "timeout",
+      cl::desc("Seconds a rank waits in a collective or receive before it "
+               "names the rank that did not come and the run ends"),
+      cl::init(300), cl::cat(clusterCat));
+  cl::opt<bool> desyncCheck(
+      "desync-check",
+      cl::desc("Compare each collective's signature across its members "
+               "before it runs (default on)"),
+      cl::init(true), cl::cat(clusterCat));
   pc::registerAllPasses();
   cl::ParseCommandLineOptions(argc, argv, "pc-run: run a model\n");
 
@@ -158,6 +173,8 @@ int main(int argc, char **argv) {
                       : "--steps must be at least 1");
   if (registers < 1)
     return fail("--registers must be at least 1");
+  if (!(timeout > 0))
+    return fail("--timeout must be a positive number of seconds");
   if (!train && (!savePath.empty() || saveEvery > 0))
     return fail("--save and --save-every write training checkpoints; they "
                 "need --train");
@@ -300,42 +317,68 @@ int main(int argc, char **argv) {
       return 1; // The passes reported why.
   }
 
+  // The world: this process alone, or the processes of an mpirun/srun
+  // launch, each hosting --devices ranks.
+  pc::runtime::WorldOptions worldOptions;
+  worldOptions.devicesPerProcess = numDevices;
+  worldOptions.timeoutSeconds = timeout;
+  worldOptions.checkDesync = desyncCheck;
+  absl::StatusOr<std::unique_ptr<pc::runtime::World>> world =
+      pc::runtime::makeWorld(worldOptions);
+  if (!world.ok())
+    return fail(world.status().ToString());
+  // From here on a failure of this process ends the others' waits too.
+  auto failAll = [&](const std::string &message) {
+    (*world)->abort(absl::InternalError(message));
+    return fail(message);
+  };
+  int64_t processes = (*world)->processCount();
+  bool speaker = (*world)->process() == 0; // process 0 prints and writes
+
   // Enough devices for every mesh?
   int64_t needed = 0;
   for (auto mesh : module->getOps<pc::MeshOp>())
     for (int64_t p = 0; p < mesh.getNumDevices(); ++p)
       needed = std::max(needed, mesh.getRank(p) + 1);
-  if (needed > numDevices)
-    return fail("the model's meshes need " + std::to_string(needed) +
-                " devices, but --devices gives " + std::to_string(numDevices));
+  if (needed > numDevices * processes)
+    return failAll("the model's meshes need " + std::to_string(needed) +
+                " devices, but --devices gives " + std::to_string(numDevices) +
+                (processes > 1 ? " per process x " + std::to_string(processes) +
+                                     " processes"
+                               : std::string()));
 
-  // Share the cores among the devices rather than oversubscribe them.
+  // Share the cores among the devices (of every process on this node)
+  // rather than oversubscribe them.
   int cores = std::max(1u, std::thread::hardware_concurrency());
+  int64_t local = 1;
+  if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    local = std::max(1, std::atoi(n));
   pc::runtime::cpu::setBlasThreads(
-      threadsPerDevice > 0 ? threadsPerDevice
-                           : std::max<int64_t>(1, cores / numDevices));
+      threadsPerDevice > 0
+          ? threadsPerDevice
+          : std::max<int64_t>(1, cores / (numDevices * local)));
 
   // Parameters live in the session across steps; the first step also
   // initializes them.
-  pc::runtime::CpuSession session(*module, seed);
+  pc::runtime::CpuSession session(*module, seed, world->get());
   if (!paramsPath.empty()) {
     auto values = pc::runtime::readSafetensors(paramsPath);
     if (!values.ok())
-      return fail(values.status().ToString());
+      return failAll(values.status().ToString());
     // Weights alone are enough: optimizer state starts from its initializer.
     if (absl::Status s =
             session.load(std::move(*values), /*requireAll=*/!train);
         !s.ok())
-      return fail(paramsPath + ": " + std::string(s.message()));
+      return failAll(paramsPath + ": " + std::string(s.message()));
   }
   int64_t firstStep = 0;
   if (!loadPath.empty()) {
     absl::StatusOr<pc::runtime::LoadedCheckpoint> ck =
         pc::runtime::readCheckpoint(loadPath);
     if (!ck.ok())
-      return fail(ck.status().ToString());
+      return failAll(ck.status().ToString());
     if (absl::Status s = session.load(std::move(ck->tensors)); !s.ok())
-      return fail(loadPath + ": " + std::string(s.message()));
+      return failAll(loadPath + ": " + std::string(s.message()));
     firstStep = ck->step;
   }
 
@@ -350,14 +393,20 @@ int main(int argc, char **argv) {
         *module, session, graph, inputs, firstStep, flags, stepTimes, run);
     if (done)
       return *done;
+    if (!speaker)
+      return 0;
   } else {
     pc::runtime::CpuRunOptions options;
     options.iterations = steps;
     options.registers = registers;
     options.trace = !tracePath.empty();
+    if (absl::Status s = pc::tools::injectFault(**world, 0); !s.ok())
+      return failAll(s.ToString());
     run = session.run(graph, inputs, options);
     if (!run.ok())
-      return fail(run.status().ToString());
+      return failAll(run.status().ToString());
+    if (!speaker)
+      return 0;
     // Steps overlap; a step's time is from the previous step's end to its
     // own (the first includes binding and parameter initialization).
     double previous = 0;
@@ -380,7 +429,7 @@ int main(int argc, char **argv) {
 
   if (!outputsDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputsDir))
-      return fail(outputsDir + ": " + ec.message());
+      return failAll(outputsDir + ": " + ec.message());
     // Result names, from the per-device programs (which keep pc.name).
     pc::runtime::ProgramInterface io = pc::runtime::interfaceOf(*module, graph);
     for (auto [i, t] : llvm::enumerate(run->results)) {
@@ -393,7 +442,7 @@ int main(int argc, char **argv) {
                                                        /*input=*/false)) +
           ".npy";
       if (absl::Status s = pc::runtime::writeNpy(path, t); !s.ok())
-        return fail(s.ToString());
+        return failAll(s.ToString());
     }
   }
 
@@ -447,7 +496,7 @@ int main(int argc, char **argv) {
     std::error_code ec;
     llvm::raw_fd_ostream out(tracePath, ec);
     if (ec)
-      return fail(tracePath + ": " + ec.message());
+      return failAll(tracePath + ": " + ec.message());
     out << llvm::formatv("{0}\n", llvm::json::Value(llvm::json::Object{
                                       {"traceEvents", std::move(events)}}));
   }
@@ -455,10 +504,11 @@ int main(int argc, char **argv) {
     std::error_code ec;
     llvm::raw_fd_ostream out(reportPath, ec);
     if (ec)
-      return fail(reportPath + ": " + ec.message());
+      return failAll(reportPath + ": " + ec.message());
     out << llvm::formatv("{0:2}\n", llvm::json::Value(llvm::json::Object{
                                         {"graph", graph},
-                                        {"devices", numDevices},
+                                        {"devices", numDevices * processes},
+                                        {"processes", processes},
                                         {"steps", std::move(stepTimes)},
                                         {"steady_step_s", steadyStep},
                                         {"ranks", std::move(ranks)}}));
