@@ -174,7 +174,19 @@ Session::create(const Program &program, const SessionOptions &options) {
   std::unique_ptr<Session> s(new Session());
   s->program = program;
   ModuleOp m = *program.impl->module;
-  s->cpu = std::make_unique<runtime::CpuSession>(m, options.seed);
+  absl::StatusOr<std::unique_ptr<runtime::World>> world =
+      runtime::makeWorld(options.world);
+  if (!world.ok())
+    return world.status();
+  s->world = std::move(*world);
+  if (s->world->processCount() > 1 &&
+      options.world.devicesPerProcess * s->world->processCount() <
+          program.numDevices())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Session::create: the program's meshes need ", program.numDevices(),
+        " devices, but the MPI world has ", s->world->size()));
+  s->cpu = std::make_unique<runtime::CpuSession>(m, options.seed,
+                                                 s->world.get());
   int cores = std::max(1u, std::thread::hardware_concurrency());
   runtime::cpu::setBlasThreads(options.threadsPerDevice > 0
                                    ? options.threadsPerDevice
@@ -237,7 +249,11 @@ absl::Status Session::runOnce(const char *call) {
           absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<runtime::CpuRun> run =
-      cpu->run(program.graph(), inputs, runtime::CpuRunOptions{});
+      cpu->run(program.graph(), inputs, [] {
+        runtime::CpuRunOptions o;
+        o.resultsOnEveryProcess = true; // fetch() works on every process
+        return o;
+      }());
   if (!run.ok())
     return run.status();
   last.wallSeconds =

@@ -14,6 +14,7 @@
 #define PC_API_PROGRAM_H
 
 #include "api/Graph.h"
+#include "runtime/comm/World.h"
 #include "runtime/device/HostTensor.h"
 
 #include "absl/status/statusor.h"
@@ -86,6 +87,12 @@ struct SessionOptions {
   uint64_t seed = 0;
   /// BLAS threads per device; 0 shares the cores among the devices.
   int threadsPerDevice = 0;
+  /// Where the ranks run: by default in this process, or, when started by
+  /// mpirun or srun, in every process of the launch, each hosting
+  /// `world.devicesPerProcess` ranks (docs/cluster.md). Every process
+  /// builds the same program and makes the same calls; outputs and losses
+  /// are the same on every process.
+  runtime::WorldOptions world;
 };
 
 /// What the last run did.
@@ -126,6 +133,7 @@ private:
   absl::Status runOnce(const char *call);
 
   Program program;
+  std::unique_ptr<runtime::World> world; // outlives the session's runs
   std::unique_ptr<runtime::CpuSession> cpu;
   std::map<std::string, int64_t> inputIndex, outputIndex;
   std::map<int64_t, runtime::HostTensor> inputShapes; // zeros of each input

@@ -10,7 +10,8 @@ install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
 install(TARGETS pc-opt pc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public headers and the few they include.
 foreach(header api/Graph.h api/Program.h dialect/Sharding.h
-    runtime/device/HostTensor.h runtime/comm/Communicator.h)
+    runtime/device/HostTensor.h runtime/comm/Communicator.h
+    runtime/comm/World.h)
   get_filename_component(dir ${header} DIRECTORY)
   install(FILES ${PROJECT_SOURCE_DIR}/${header}
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})

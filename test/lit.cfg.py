@@ -22,3 +22,8 @@ config.substitutions.append(("%mlir_include", config.mlir_include_dir))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 if config.pc_have_cuda:
     config.available_features.add("cuda")
+# Many processes on localhost (Open MPI refuses root without the flag, and
+# CI machines have fewer cores than ranks).
+config.substitutions.append(
+    ("%mpirun", "mpirun --allow-run-as-root --oversubscribe --mca btl self,vader")
+)

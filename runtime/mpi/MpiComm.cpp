@@ -2,11 +2,11 @@
 //
 // Two ways to run a collective:
 //  - native: an MPI collective on the group's communicator, when each
-//    process holds at most one member. It blocks, so it runs on the
+//    process hosts one rank. It blocks, so it runs on the
 //    endpoint's caller thread while the rank waits with a deadline.
 //  - ring: the ring algorithms of the in-process communicator (and its
-//    reduction order) over MPI point-to-point messages, when a process
-//    holds several members; every request is polled with the deadline.
+//    reduction order) over MPI point-to-point messages, when processes
+//    host several ranks; every request is polled with the deadline.
 // Before each collective the members compare a hash of the call's
 // signature (kind, element type, counts, reduction, the group's call
 // number and the op); a mismatch is an error naming both ranks and both
@@ -304,11 +304,11 @@ MpiComm::begin(const char *kind, std::span<const int64_t> group,
                          absl::StrJoin(group, ", "), "]");
   call.text = absl::StrCat(call.id, " (", payload, ")",
                            site.empty() ? "" : " for ", site);
-  std::vector<int64_t> procs;
-  for (int64_t r : group)
-    procs.push_back(world.processOf(r));
-  std::sort(procs.begin(), procs.end());
-  call.native = std::adjacent_find(procs.begin(), procs.end()) == procs.end();
+  // With one rank per process every group is a set of processes. With
+  // several, two threads of a process could create the communicators of
+  // two groups over the same processes at once, which MPI cannot tell
+  // apart; those groups take the ring.
+  call.native = world.perProcess == 1;
   ++counters.calls[kind];
   if (call.native) {
     absl::StatusOr<MPI_Comm> comm = world.groupComm(group);

@@ -106,6 +106,15 @@ MpiWorld::~MpiWorld() {
   // sees the exit status).
   if (broken || aborted)
     return;
+  // Nor when a peer is gone without saying so: MPI_Finalize waits for
+  // every process, so first wait for them (bounded) here.
+  std::vector<MPI_Request> done(1);
+  MPI_Ibarrier(host, &done[0]);
+  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(
+                                      options.timeoutSeconds));
+  if (!waitAll(done, until, "the processes' final barrier").ok())
+    return;
   for (auto &[group, comm] : groups)
     MPI_Comm_free(&comm);
   for (MPI_Comm *c : {&base, &p2p, &host, &control})

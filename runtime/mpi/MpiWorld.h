@@ -7,9 +7,8 @@
 //
 // Collectives run as MPI collectives on one communicator per group, created
 // at the group's first collective and kept (never per call), when every
-// process holds at most one member of the group (K = 1); groups with
-// several members in one process run the ring algorithms over MPI
-// point-to-point messages instead. Each call is bounded by the timeout: a
+// process hosts one rank (K = 1); with several ranks per process they run
+// the in-process ring algorithms over MPI point-to-point messages instead. Each call is bounded by the timeout: a
 // blocking MPI collective runs on the endpoint's caller thread while the
 // rank waits for it with a deadline, and point-to-point requests are
 // polled. A rank that does not come within the timeout is named: every

@@ -172,7 +172,7 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
         return fail(s.ToString());
   }
   if (quiet)
-    return 0;
+    return std::nullopt;
   if (tty)
     llvm::outs() << "\n";
   llvm::outs() << "trained " << flags.steps << " steps: loss "

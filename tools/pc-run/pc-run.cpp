@@ -393,8 +393,10 @@ int main(int argc, char **argv) {
         *module, session, graph, inputs, firstStep, flags, stepTimes, run);
     if (done)
       return *done;
-    if (!speaker)
-      return 0;
+    if (!speaker) {
+      absl::Status s = (*world)->agree(absl::OkStatus());
+      return s.ok() ? 0 : failAll(s.ToString());
+    }
   } else {
     pc::runtime::CpuRunOptions options;
     options.iterations = steps;
@@ -405,8 +407,10 @@ int main(int argc, char **argv) {
     run = session.run(graph, inputs, options);
     if (!run.ok())
       return failAll(run.status().ToString());
-    if (!speaker)
-      return 0;
+    if (!speaker) {
+      absl::Status s = (*world)->agree(absl::OkStatus());
+      return s.ok() ? 0 : failAll(s.ToString());
+    }
     // Steps overlap; a step's time is from the previous step's end to its
     // own (the first includes binding and parameter initialization).
     double previous = 0;
@@ -513,5 +517,9 @@ int main(int argc, char **argv) {
                                         {"steady_step_s", steadyStep},
                                         {"ranks", std::move(ranks)}}));
   }
+  // Every process ends here, or none does: a process that failed
+  // elsewhere makes this fail too.
+  if (absl::Status s = (*world)->agree(absl::OkStatus()); !s.ok())
+    return failAll(s.ToString());
   return 0;
 }
