@@ -185,8 +185,8 @@ Session::create(const Program &program, const SessionOptions &options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Session::create: the program's meshes need ", program.numDevices(),
         " devices, but the MPI world has ", s->world->size()));
-  s->cpu = std::make_unique<runtime::CpuSession>(m, options.seed,
-                                                 s->world.get());
+  s->cpu =
+      std::make_unique<runtime::CpuSession>(m, options.seed, s->world.get());
   int cores = std::max(1u, std::thread::hardware_concurrency());
   runtime::cpu::setBlasThreads(options.threadsPerDevice > 0
                                    ? options.threadsPerDevice
@@ -248,12 +248,11 @@ absl::Status Session::runOnce(const char *call) {
       return absl::FailedPreconditionError(
           absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
   auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<runtime::CpuRun> run =
-      cpu->run(program.graph(), inputs, [] {
-        runtime::CpuRunOptions o;
-        o.resultsOnEveryProcess = true; // fetch() works on every process
-        return o;
-      }());
+  absl::StatusOr<runtime::CpuRun> run = cpu->run(program.graph(), inputs, [] {
+    runtime::CpuRunOptions o;
+    o.resultsOnEveryProcess = true; // fetch() works on every process
+    return o;
+  }());
   if (!run.ok())
     return run.status();
   last.wallSeconds =

@@ -44,8 +44,7 @@ int main() {
   if (!comm.ok())
     return 1;
   if (w.process() == 0)
-    std::printf("%10s %12s %12s %8s\n", "bytes", "bare us", "pc us",
-                "ratio");
+    std::printf("%10s %12s %12s %8s\n", "bytes", "bare us", "pc us", "ratio");
   for (int64_t bytes = 4096; bytes <= (int64_t(64) << 20); bytes *= 4) {
     int64_t count = bytes / 4;
     std::vector<float> data(count, 1.0f);
@@ -70,9 +69,8 @@ int main() {
       pc = std::min(pc, seconds(t0) / iters);
     }
     if (w.process() == 0)
-      std::printf("%10lld %12.1f %12.1f %8.2f\n",
-                  static_cast<long long>(bytes), bare * 1e6, pc * 1e6,
-                  bare / pc);
+      std::printf("%10lld %12.1f %12.1f %8.2f\n", static_cast<long long>(bytes),
+                  bare * 1e6, pc * 1e6, bare / pc);
   }
   return 0;
 }

@@ -96,5 +96,4 @@ void divide(void *x, int64_t n, CommType type, int64_t by) {
   }
 }
 
-
 } // namespace pc::runtime

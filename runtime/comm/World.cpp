@@ -84,8 +84,8 @@ absl::Status World::agree(const absl::Status &mine) {
 
 bool launchedByMpi() {
   // Open MPI's mpirun, and PMI/PMIx launchers (srun --mpi=pmix, hydra).
-  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                        "PMI_SIZE"})
+  for (const char *v :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
     if (std::getenv(v))
       return true;
   return false;

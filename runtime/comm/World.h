@@ -1,4 +1,5 @@
-//===- World.h - Where a run's ranks live and how they meet ------*- C++ -*-===//
+//===- World.h - Where a run's ranks live and how they meet ------*- C++
+//-*-===//
 //
 // A world is the set of global ranks of a run, spread over one or more
 // processes: every process runs the same programs for the ranks it hosts

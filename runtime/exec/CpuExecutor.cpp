@@ -5,8 +5,8 @@
 #include "dialect/PcOps.h"
 #include "passes/PassUtils.h"
 #include "runtime/actor/ActorRuntime.h"
-#include "runtime/cpu/CpuDevice.h"
 #include "runtime/comm/Wire.h"
+#include "runtime/cpu/CpuDevice.h"
 #include "runtime/reference/Interpreter.h"
 
 #include "absl/strings/cord.h"
@@ -293,8 +293,9 @@ CommStats readStats(WireReader &r) {
 
 /// The logical tensor of `logical`'s layout from every mesh position's
 /// piece: partial sums reduced, splits placed.
-absl::StatusOr<HostTensor> assemble(MeshCache &meshes, Type logical,
-                                    const std::map<int64_t, HostTensor> &byRank) {
+absl::StatusOr<HostTensor>
+assemble(MeshCache &meshes, Type logical,
+         const std::map<int64_t, HostTensor> &byRank) {
   SbpAttr sbp = getSbp(logical);
   MeshOp mesh = meshes.lookup(sbp);
   ArrayRef<int64_t> meshShape = mesh.getShape();
@@ -303,8 +304,8 @@ absl::StatusOr<HostTensor> assemble(MeshCache &meshes, Type logical,
   for (int64_t p = 0; p < n; ++p) {
     auto it = byRank.find(mesh.getRank(p));
     if (it == byRank.end())
-      return absl::InternalError(absl::StrCat(
-          "no piece of a result from rank ", mesh.getRank(p)));
+      return absl::InternalError(
+          absl::StrCat("no piece of a result from rank ", mesh.getRank(p)));
     at[p] = it->second;
   }
   at = reducePartials(
@@ -555,9 +556,10 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
             "input #", index, " has the wrong shape for @", graph.str()));
       SbpAttr sbp = getSbp(logical);
       MeshOp mesh = meshes.lookup(sbp);
-      job.args.push_back(pieceOf(
-          inputs[index], sbp, mesh.getShape(),
-          delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank))));
+      job.args.push_back(
+          pieceOf(inputs[index], sbp, mesh.getShape(),
+                  delinearize(mesh.getShape(),
+                              meshes.positionOf(sbp.getMesh(), rank))));
     }
     jobs.push_back(std::move(job));
   }

@@ -88,20 +88,6 @@ struct MpiTypes {
   }
 };
 
-const char *reduceName(ReduceKind k) {
-  switch (k) {
-  case ReduceKind::Sum:
-    return "sum";
-  case ReduceKind::Avg:
-    return "avg";
-  case ReduceKind::Max:
-    return "max";
-  case ReduceKind::Min:
-    return "min";
-  }
-  return "?";
-}
-
 std::vector<int64_t> offsetsOf(std::span<const int64_t> counts) {
   std::vector<int64_t> off(counts.size() + 1, 0);
   for (size_t i = 0; i < counts.size(); ++i)
@@ -230,9 +216,9 @@ private:
   };
 
   Clock::time_point deadline() const {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(
-                                  world.options.timeoutSeconds));
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(
+               std::chrono::duration<double>(world.options.timeoutSeconds));
   }
   /// Checks the group, numbers the call, finds its communicator and checks
   /// that every member issues the same call.
@@ -255,8 +241,8 @@ private:
                             to % world.perProcess);
   }
   absl::Status ringReduceScatter(const Call &call, char *work,
-                                 const std::vector<int64_t> &off,
-                                 CommType type, ReduceKind reduce);
+                                 const std::vector<int64_t> &off, CommType type,
+                                 ReduceKind reduce);
   absl::Status ringAllGather(const Call &call, char *out,
                              const std::vector<int64_t> &off, CommType type);
   void countRing(const std::vector<int64_t> &off, int64_t i, CommType type,
@@ -272,17 +258,16 @@ private:
   CommStats counters;
 };
 
-absl::StatusOr<std::unique_ptr<Communicator>>
-MpiWorld::endpoint(int64_t rank) {
+absl::StatusOr<std::unique_ptr<Communicator>> MpiWorld::endpoint(int64_t rank) {
   if (!hosts(rank))
     return absl::InvalidArgumentError(absl::StrCat(
         "rank ", rank, " is not hosted by process ", me, " of the MPI world"));
   return std::unique_ptr<Communicator>(new MpiComm(*this, rank));
 }
 
-absl::StatusOr<MpiComm::Call>
-MpiComm::begin(const char *kind, std::span<const int64_t> group,
-               const std::string &payload) {
+absl::StatusOr<MpiComm::Call> MpiComm::begin(const char *kind,
+                                             std::span<const int64_t> group,
+                                             const std::string &payload) {
   if (world.isAborted())
     return releasedByAbort(world.abortStatus(), kind);
   Call call;
@@ -333,14 +318,16 @@ absl::Status MpiComm::checkSignature(Call &call, const std::string &payload) {
   bool mismatch = false;
   if (call.native) {
     int64_t sig[2] = {h, ~h};
-    if (absl::Status s = blocking(call, [&] {
-          int rc = MPI_Allreduce(MPI_IN_PLACE, sig, 2, MPI_INT64_T, MPI_MAX,
-                                 call.comm);
-          if (rc != MPI_SUCCESS || ~sig[1] == sig[0])
-            return rc;
-          return MPI_Allgather(desc.data(), kDescBytes, MPI_CHAR, all.data(),
-                               kDescBytes, MPI_CHAR, call.comm);
-        });
+    if (absl::Status s = blocking(
+            call,
+            [&] {
+              int rc = MPI_Allreduce(MPI_IN_PLACE, sig, 2, MPI_INT64_T, MPI_MAX,
+                                     call.comm);
+              if (rc != MPI_SUCCESS || ~sig[1] == sig[0])
+                return rc;
+              return MPI_Allgather(desc.data(), kDescBytes, MPI_CHAR,
+                                   all.data(), kDescBytes, MPI_CHAR, call.comm);
+            });
         !s.ok())
       return s;
     mismatch = ~sig[1] != sig[0];
@@ -357,8 +344,8 @@ absl::Status MpiComm::checkSignature(Call &call, const std::string &payload) {
     if (absl::Status s = exchange(call, reqs); !s.ok())
       return s;
     for (int64_t j = 0; j < n; ++j)
-      mismatch |= std::memcmp(&all[j * kDescBytes], desc.data(),
-                              kDescBytes) != 0;
+      mismatch |=
+          std::memcmp(&all[j * kDescBytes], desc.data(), kDescBytes) != 0;
     // The sequence number and payload are in the description; the call
     // site is too, so this compares what the hash compares.
   }
@@ -383,9 +370,8 @@ absl::Status MpiComm::checkSignature(Call &call, const std::string &payload) {
 absl::Status MpiComm::blocking(Call &call, std::function<int()> fn) {
   world.setActivity(myRank, call.text);
   auto rc = std::make_shared<int>(MPI_SUCCESS);
-  Caller::Outcome outcome =
-      caller.call([rc, fn = std::move(fn)] { *rc = fn(); }, deadline(),
-                  world.aborted);
+  Caller::Outcome outcome = caller.call(
+      [rc, fn = std::move(fn)] { *rc = fn(); }, deadline(), world.aborted);
   world.setActivity(myRank, "");
   if (outcome == Caller::Outcome::Aborted) {
     world.markBroken();
@@ -407,9 +393,9 @@ absl::Status MpiComm::failed(const Call &call, const std::string &why) {
 absl::Status MpiComm::timedOut(const std::string &text,
                                std::span<const int64_t> waitedFor) {
   std::map<int64_t, std::string> states = world.query(waitedFor);
-  std::string why = absl::StrCat(
-      "rank ", myRank, " waited ", world.options.timeoutSeconds, " s (the ",
-      "timeout) in ", text, ", which did not finish:");
+  std::string why =
+      absl::StrCat("rank ", myRank, " waited ", world.options.timeoutSeconds,
+                   " s (the ", "timeout) in ", text, ", which did not finish:");
   std::string id = text.substr(0, text.find(" ("));
   for (int64_t r : waitedFor) {
     if (r == myRank)
@@ -519,7 +505,8 @@ absl::Status MpiComm::allReduce(void *data, int64_t count, CommType type,
   int64_t before = counters.bytesSent, beforeR = counters.bytesReceived;
   absl::StatusOr<Call> call =
       begin("all_reduce", group,
-            absl::StrCat(count, " x ", nameOf(type), ", ", reduceName(reduce)));
+            absl::StrCat(count, " x ", nameOf(type), ", ",
+                         stringifyReduceKind(reduce)));
   if (!call.ok())
     return call.status();
   int64_t n = group.size();
@@ -543,11 +530,10 @@ absl::Status MpiComm::allReduce(void *data, int64_t count, CommType type,
   } else {
     char *work = static_cast<char *>(data);
     s = ringReduceScatter(*call, work, off, type,
-                          reduce == ReduceKind::Avg ? ReduceKind::Sum
-                                                    : reduce);
+                          reduce == ReduceKind::Avg ? ReduceKind::Sum : reduce);
     if (s.ok() && reduce == ReduceKind::Avg)
-      divide(work + off[call->index] * sizeOf(type),
-             chunks[call->index], type, n);
+      divide(work + off[call->index] * sizeOf(type), chunks[call->index], type,
+             n);
     if (s.ok())
       s = ringAllGather(*call, work, off, type);
   }
@@ -565,10 +551,9 @@ absl::Status MpiComm::allGather(const void *in, void *out,
   if (counts.size() != group.size())
     return absl::InvalidArgumentError("all_gather: one count per member");
   int64_t before = counters.bytesSent, beforeR = counters.bytesReceived;
-  absl::StatusOr<Call> call =
-      begin("all_gather", group,
-            absl::StrCat("[", absl::StrJoin(counts, ", "), "] x ",
-                         nameOf(type)));
+  absl::StatusOr<Call> call = begin(
+      "all_gather", group,
+      absl::StrCat("[", absl::StrJoin(counts, ", "), "] x ", nameOf(type)));
   if (!call.ok())
     return call.status();
   std::vector<int64_t> off = offsetsOf(counts);
@@ -579,8 +564,8 @@ absl::Status MpiComm::allGather(const void *in, void *out,
   if (call->native && group.size() > 1) {
     std::vector<int> c = ints(counts), d = displs(counts);
     s = blocking(*call, [&] {
-      return MPI_Allgatherv(in, c[i], types.type(type), out, c.data(),
-                            d.data(), types.type(type), call->comm);
+      return MPI_Allgatherv(in, c[i], types.type(type), out, c.data(), d.data(),
+                            types.type(type), call->comm);
     });
   } else {
     std::memmove(static_cast<char *>(out) + off[i] * e, in, counts[i] * e);
@@ -600,10 +585,10 @@ absl::Status MpiComm::reduceScatter(const void *in, void *out,
   if (counts.size() != group.size())
     return absl::InvalidArgumentError("reduce_scatter: one count per member");
   int64_t before = counters.bytesSent, beforeR = counters.bytesReceived;
-  absl::StatusOr<Call> call = begin(
-      "reduce_scatter", group,
-      absl::StrCat("[", absl::StrJoin(counts, ", "), "] x ", nameOf(type),
-                   ", ", reduceName(reduce)));
+  absl::StatusOr<Call> call =
+      begin("reduce_scatter", group,
+            absl::StrCat("[", absl::StrJoin(counts, ", "), "] x ", nameOf(type),
+                         ", ", stringifyReduceKind(reduce)));
   if (!call.ok())
     return call.status();
   std::vector<int64_t> off = offsetsOf(counts);
@@ -641,10 +626,7 @@ absl::Status MpiComm::allToAll(const void *in,
   if (static_cast<int64_t>(sendCounts.size()) != n ||
       static_cast<int64_t>(recvCounts.size()) != n)
     return absl::InvalidArgumentError("all_to_all: one count per member");
-  // Members send different counts; the signature holds the group's total.
-  int64_t total = 0;
-  for (int64_t c : sendCounts)
-    total += c;
+  // Members send different counts: the signature holds only the type.
   absl::StatusOr<Call> call =
       begin("all_to_all", group, absl::StrCat(nameOf(type)));
   if (!call.ok())
@@ -685,7 +667,6 @@ absl::Status MpiComm::allToAll(const void *in,
       bs += sendCounts[j] * e;
       br += recvCounts[j] * e;
     }
-  (void)total;
   return s;
 }
 
@@ -751,12 +732,12 @@ absl::Status MpiComm::send(const void *data, int64_t count, CommType type,
     MPI_Test(&p.first, &done, MPI_STATUS_IGNORE);
     return done != 0;
   });
-  pendingSends.emplace_back(MPI_REQUEST_NULL,
-                            std::vector<char>(static_cast<const char *>(data),
-                                              static_cast<const char *>(data) +
-                                                  bytes));
-  int mpiTag = static_cast<int>(INT32_MAX / 2 + tag * k * k +
-                                (myRank % k) * k + peer % k);
+  pendingSends.emplace_back(
+      MPI_REQUEST_NULL,
+      std::vector<char>(static_cast<const char *>(data),
+                        static_cast<const char *>(data) + bytes));
+  int mpiTag = static_cast<int>(INT32_MAX / 2 + tag * k * k + (myRank % k) * k +
+                                peer % k);
   MPI_Isend(pendingSends.back().second.data(), static_cast<int>(bytes),
             MPI_BYTE, static_cast<int>(world.processOf(peer)), mpiTag,
             world.p2p, &pendingSends.back().first);
@@ -779,8 +760,8 @@ absl::Status MpiComm::recv(void *data, int64_t count, CommType type,
   if (tag < 0 || tag > (INT32_MAX / 2 - 16) / (k * k) || !fitsInt(bytes))
     return absl::InvalidArgumentError(
         absl::StrCat("recv: tag ", tag, " or size out of MPI's range"));
-  int mpiTag = static_cast<int>(INT32_MAX / 2 + tag * k * k +
-                                (peer % k) * k + myRank % k);
+  int mpiTag = static_cast<int>(INT32_MAX / 2 + tag * k * k + (peer % k) * k +
+                                myRank % k);
   std::string text =
       absl::StrCat("recv from rank ", peer, " tag ", tag, " (", count, " x ",
                    nameOf(type), ")", site.empty() ? "" : " for ", site);

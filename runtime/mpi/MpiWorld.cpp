@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <set>
 #include <unistd.h>
@@ -52,8 +52,8 @@ absl::Status MpiWorld::init() {
   MPI_Initialized(&ready);
   int provided = 0;
   if (!ready) {
-    if (int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE,
-                                 &provided);
+    if (int rc =
+            MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
         rc != MPI_SUCCESS)
       return absl::UnavailableError(
           absl::StrCat("MPI_Init_thread failed: ", mpiError(rc)));
@@ -110,9 +110,9 @@ MpiWorld::~MpiWorld() {
   // every process, so first wait for them (bounded) here.
   std::vector<MPI_Request> done(1);
   MPI_Ibarrier(host, &done[0]);
-  auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(
-                                      options.timeoutSeconds));
+  auto until =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options.timeoutSeconds));
   if (!waitAll(done, until, "the processes' final barrier").ok())
     return;
   for (auto &[group, comm] : groups)
@@ -191,8 +191,7 @@ void MpiWorld::abort(const absl::Status &why) {
         continue;
       MPI_Request r;
       if (MPI_Isend(text->data(), static_cast<int>(text->size()), MPI_CHAR,
-                    static_cast<int>(p), kAbortTag, control,
-                    &r) == MPI_SUCCESS)
+                    static_cast<int>(p), kAbortTag, control, &r) == MPI_SUCCESS)
         outgoing.push_back({r, text});
     }
   }
@@ -264,8 +263,7 @@ void MpiWorld::serve() {
   }
 }
 
-std::map<int64_t, std::string>
-MpiWorld::query(std::span<const int64_t> ranks) {
+std::map<int64_t, std::string> MpiWorld::query(std::span<const int64_t> ranks) {
   std::lock_guard<std::mutex> one(queryMu);
   std::set<int64_t> procs;
   for (int64_t r : ranks)
@@ -277,8 +275,8 @@ MpiWorld::query(std::span<const int64_t> ranks) {
       replies.erase(p);
       auto empty = std::make_shared<std::string>("?");
       MPI_Request r;
-      if (MPI_Isend(empty->data(), 1, MPI_CHAR, static_cast<int>(p),
-                    kQueryTag, control, &r) == MPI_SUCCESS)
+      if (MPI_Isend(empty->data(), 1, MPI_CHAR, static_cast<int>(p), kQueryTag,
+                    control, &r) == MPI_SUCCESS)
         outgoing.push_back({r, empty});
     }
   }
@@ -289,7 +287,8 @@ MpiWorld::query(std::span<const int64_t> ranks) {
                                   std::chrono::duration<double>(grace));
   std::unique_lock<std::mutex> lock(mu);
   repliesCv.wait_until(lock, until, [&] {
-    return std::all_of(procs.begin(), procs.end(), [&](int64_t p) { return replies.count(p); });
+    return std::all_of(procs.begin(), procs.end(),
+                       [&](int64_t p) { return replies.count(p); });
   });
   std::map<int64_t, std::string> out;
   for (int64_t r : ranks) {
@@ -310,10 +309,10 @@ MpiWorld::query(std::span<const int64_t> ranks) {
     std::string prefix = absl::StrCat(r, "\t");
     size_t at = it->second.find(prefix);
     size_t end = at == std::string::npos ? at : it->second.find('\n', at);
-    out[r] = at == std::string::npos
-                 ? "unknown"
-                 : it->second.substr(at + prefix.size(),
-                                     end - at - prefix.size());
+    out[r] =
+        at == std::string::npos
+            ? "unknown"
+            : it->second.substr(at + prefix.size(), end - at - prefix.size());
   }
   return out;
 }
@@ -324,8 +323,8 @@ absl::Status MpiWorld::waitAll(std::vector<MPI_Request> &requests,
   int spins = 0;
   while (true) {
     int done = 0;
-    if (int rc = MPI_Testall(static_cast<int>(requests.size()),
-                             requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(),
+                             &done, MPI_STATUSES_IGNORE);
         rc != MPI_SUCCESS)
       return absl::InternalError(
           absl::StrCat(what, ": MPI error: ", mpiError(rc)));
@@ -342,15 +341,15 @@ absl::Status MpiWorld::waitAll(std::vector<MPI_Request> &requests,
                        options.timeoutSeconds, " s"));
     }
     if (++spins > 1000)
-      std::this_thread::sleep_for(std::chrono::microseconds(
-          spins > 20000 ? 1000 : 20));
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(spins > 20000 ? 1000 : 20));
   }
 }
 
 absl::Status MpiWorld::sendBytes(const std::string &data, int peer, int tag) {
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(
-                                         options.timeoutSeconds));
+  auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options.timeoutSeconds));
   int64_t len = static_cast<int64_t>(data.size());
   std::vector<MPI_Request> reqs(1);
   MPI_Isend(&len, 1, MPI_INT64_T, peer, tag, host, &reqs[0]);
@@ -364,9 +363,9 @@ absl::Status MpiWorld::sendBytes(const std::string &data, int peer, int tag) {
 }
 
 absl::StatusOr<std::string> MpiWorld::recvBytes(int peer, int tag) {
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(
-                                         options.timeoutSeconds));
+  auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options.timeoutSeconds));
   std::string what = absl::StrCat("waiting for process ", peer);
   int64_t len = 0;
   std::vector<MPI_Request> reqs(1);
@@ -436,9 +435,9 @@ absl::StatusOr<MPI_Comm> MpiWorld::groupComm(std::span<const int64_t> group) {
   MPI_Group_free(&sub);
   MPI_Group_free(&all);
   if (rc != MPI_SUCCESS)
-    return absl::InternalError(absl::StrCat(
-        "creating the communicator of ranks [", absl::StrJoin(group, ", "),
-        "]: ", mpiError(rc)));
+    return absl::InternalError(
+        absl::StrCat("creating the communicator of ranks [",
+                     absl::StrJoin(group, ", "), "]: ", mpiError(rc)));
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   std::lock_guard<std::mutex> lock(groupsMu);
   groups[key] = comm;

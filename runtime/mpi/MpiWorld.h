@@ -8,12 +8,13 @@
 // Collectives run as MPI collectives on one communicator per group, created
 // at the group's first collective and kept (never per call), when every
 // process hosts one rank (K = 1); with several ranks per process they run
-// the in-process ring algorithms over MPI point-to-point messages instead. Each call is bounded by the timeout: a
-// blocking MPI collective runs on the endpoint's caller thread while the
-// rank waits for it with a deadline, and point-to-point requests are
-// polled. A rank that does not come within the timeout is named: every
-// process answers status queries from a service thread, so a waiting rank
-// tells a dead process (no answer) from a late one (alive, elsewhere).
+// the in-process ring algorithms over MPI point-to-point messages instead. Each
+// call is bounded by the timeout: a blocking MPI collective runs on the
+// endpoint's caller thread while the rank waits for it with a deadline, and
+// point-to-point requests are polled. A rank that does not come within the
+// timeout is named: every process answers status queries from a service thread,
+// so a waiting rank tells a dead process (no answer) from a late one (alive,
+// elsewhere).
 //
 // Failures travel: abort() sends the cause to every process, whose waiting
 // ranks return it at once. A process whose MPI call could not finish
@@ -53,8 +54,7 @@ public:
   int64_t processCount() const override { return processes; }
   int64_t processOf(int64_t rank) const override { return rank / perProcess; }
   absl::Status beginRun(int64_t ranks) override;
-  absl::StatusOr<std::unique_ptr<Communicator>>
-  endpoint(int64_t rank) override;
+  absl::StatusOr<std::unique_ptr<Communicator>> endpoint(int64_t rank) override;
   void abort(const absl::Status &why) override;
   absl::StatusOr<std::vector<std::string>> gather(std::string mine) override;
   absl::StatusOr<std::string> broadcast(std::string data) override;

@@ -48,8 +48,8 @@ absl::Status injectFault(const runtime::World &world, int64_t step) {
   if (parts[2] == "sleep")
     while (true)
       std::this_thread::sleep_for(std::chrono::hours(1));
-  return absl::InternalError(
-      absl::StrCat("PC_TEST_FAULT: process ", process, " fails at step ", step));
+  return absl::InternalError(absl::StrCat("PC_TEST_FAULT: process ", process,
+                                          " fails at step ", step));
 }
 
 std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
@@ -128,40 +128,40 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
     (i ? lastLoss : firstLoss) = loss;
     lastLoss = loss;
     if (!quiet) {
-    llvm::json::Object entry{
-        {"step", step}, {"wall_s", seconds}, {"loss", loss}, {"lr", rate}};
-    if (normIndex)
-      entry["grad_norm"] = run->results[*normIndex].get(0);
-    stepTimes.push_back(std::move(entry));
-    for (auto &[rank, stats] : run->comm) {
-      pc::runtime::CommStats &t = totals[rank];
-      t.bytesSent += stats.bytesSent;
-      t.bytesReceived += stats.bytesReceived;
-      for (auto &[k, n] : stats.calls)
-        t.calls[k] += n;
-      for (auto &[k, b] : stats.bytes) {
-        t.bytes[k].first += b.first;
-        t.bytes[k].second += b.second;
+      llvm::json::Object entry{
+          {"step", step}, {"wall_s", seconds}, {"loss", loss}, {"lr", rate}};
+      if (normIndex)
+        entry["grad_norm"] = run->results[*normIndex].get(0);
+      stepTimes.push_back(std::move(entry));
+      for (auto &[rank, stats] : run->comm) {
+        pc::runtime::CommStats &t = totals[rank];
+        t.bytesSent += stats.bytesSent;
+        t.bytesReceived += stats.bytesReceived;
+        for (auto &[k, n] : stats.calls)
+          t.calls[k] += n;
+        for (auto &[k, b] : stats.bytes) {
+          t.bytes[k].first += b.first;
+          t.bytes[k].second += b.second;
+        }
+        peaks[rank] = std::max(peaks[rank], run->peakBytes[rank]);
       }
-      peaks[rank] = std::max(peaks[rank], run->peakBytes[rank]);
-    }
-    // A progress bar: redrawn in place on a terminal, a line per step
-    // otherwise (logs, tests).
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-            .count();
-    int width = 20, done = (i + 1) * width / flags.steps;
-    llvm::outs() << (tty ? "\r" : "") << "step " << step + 1 << "/"
-                 << firstStep + flags.steps << " [" << std::string(done, '#')
-                 << std::string(width - done, '.') << "] loss "
-                 << llvm::format("%.6f", loss) << " lr "
-                 << llvm::format("%.3e", rate);
-    if (normIndex)
-      llvm::outs() << " |g| "
-                   << llvm::format("%.4f", run->results[*normIndex].get(0));
-    llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed) << " steps/s"
-                 << (tty ? "" : "\n");
-    llvm::outs().flush();
+      // A progress bar: redrawn in place on a terminal, a line per step
+      // otherwise (logs, tests).
+      double elapsed = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - begin)
+                           .count();
+      int width = 20, done = (i + 1) * width / flags.steps;
+      llvm::outs() << (tty ? "\r" : "") << "step " << step + 1 << "/"
+                   << firstStep + flags.steps << " [" << std::string(done, '#')
+                   << std::string(width - done, '.') << "] loss "
+                   << llvm::format("%.6f", loss) << " lr "
+                   << llvm::format("%.3e", rate);
+      if (normIndex)
+        llvm::outs() << " |g| "
+                     << llvm::format("%.4f", run->results[*normIndex].get(0));
+      llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
+                   << " steps/s" << (tty ? "" : "\n");
+      llvm::outs().flush();
     }
     bool last = i + 1 == flags.steps;
     if (!flags.savePath.empty() &&

@@ -341,11 +341,12 @@ int main(int argc, char **argv) {
     for (int64_t p = 0; p < mesh.getNumDevices(); ++p)
       needed = std::max(needed, mesh.getRank(p) + 1);
   if (needed > numDevices * processes)
-    return failAll("the model's meshes need " + std::to_string(needed) +
-                " devices, but --devices gives " + std::to_string(numDevices) +
-                (processes > 1 ? " per process x " + std::to_string(processes) +
-                                     " processes"
-                               : std::string()));
+    return failAll(
+        "the model's meshes need " + std::to_string(needed) +
+        " devices, but --devices gives " + std::to_string(numDevices) +
+        (processes > 1
+             ? " per process x " + std::to_string(processes) + " processes"
+             : std::string()));
 
   // Share the cores among the devices (of every process on this node)
   // rather than oversubscribe them.
