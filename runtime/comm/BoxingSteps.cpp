@@ -51,15 +51,20 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
                      ": the local piece has the wrong shape "
                      "for layout ",
                      formatNdSbp(step.before)));
-  return runGroupStep(comm, gs, in);
+  HostTensor out =
+      HostTensor::zeros(gs.group.after[gs.group.self].sizes, in.type);
+  if (absl::Status s = runGroupStep(comm, gs, in, out); !s.ok())
+    return s;
+  return out;
 }
 
-absl::StatusOr<HostTensor>
-runLocalStep(Communicator &comm, TransitionKind kind, ReduceKind reduce,
-             bool fromBroadcast, std::span<const int64_t> axes, int64_t dim,
-             int64_t dstDim, const MeshView &mesh,
-             std::span<const int64_t> coords, const HostTensor &in,
-             std::span<const int64_t> outShape) {
+absl::Status runLocalStep(Communicator &comm, TransitionKind kind,
+                          ReduceKind reduce, bool fromBroadcast,
+                          std::span<const int64_t> axes, int64_t dim,
+                          int64_t dstDim, const MeshView &mesh,
+                          std::span<const int64_t> coords, const TensorView &in,
+                          const TensorView &out) {
+  std::span<const int64_t> outShape = out.shape;
   GroupStep gs;
   gs.kind = kind;
   gs.reduce = reduce;
@@ -118,64 +123,59 @@ runLocalStep(Communicator &comm, TransitionKind kind, ReduceKind reduce,
     return absl::InvalidArgumentError(
         absl::StrCat(stringifyTransitionKind(kind),
                      ": the local shapes do not match the group's pieces"));
-  return runGroupStep(comm, gs, in);
+  return runGroupStep(comm, gs, in, out);
 }
 
-absl::StatusOr<HostTensor> runGroupStep(Communicator &comm, const GroupStep &gs,
-                                        const HostTensor &in) {
+absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
+                          const TensorView &in, const TensorView &out) {
   const StepGroup &g = gs.group;
   const Box &mine = g.before[g.self], &target = g.after[g.self];
   int64_t e = sizeOf(in.type), n = g.ranks.size();
-  HostTensor out = HostTensor::zeros(target.sizes, in.type);
+  if (out.shape != target.sizes || out.type != in.type)
+    return absl::InternalError("a step's result has the wrong shape or type");
 
   switch (gs.kind) {
   case TransitionKind::AllReduce: {
-    out.bytes = in.bytes;
-    if (absl::Status s = comm.allReduce(out.bytes.data(), out.numel(), in.type,
-                                        gs.reduce, g.ranks);
-        !s.ok())
-      return s;
-    return out;
+    std::memcpy(out.data(), in.data(), in.byteSize());
+    return comm.allReduce(out.data(), out.numel(), in.type, gs.reduce, g.ranks);
   }
   case TransitionKind::AllGather: {
     // Gather the flattened pieces, then place each along the dim.
     std::vector<int64_t> counts;
     for (const Box &b : g.before)
       counts.push_back(product(b.sizes));
-    std::vector<char> staging(out.bytes.size());
-    if (absl::Status s = comm.allGather(in.bytes.data(), staging.data(), counts,
-                                        in.type, g.ranks);
+    std::vector<char> staging(out.byteSize());
+    if (absl::Status s =
+            comm.allGather(in.data(), staging.data(), counts, in.type, g.ranks);
         !s.ok())
       return s;
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(staging.data() + offset * e, g.before[j].sizes, zero,
-              out.bytes.data(), out.shape, relative(g.before[j], target),
-              g.before[j].sizes, e);
+      copyBox(staging.data() + offset * e, g.before[j].sizes, zero, out.data(),
+              out.shape, relative(g.before[j], target), g.before[j].sizes, e);
       offset += counts[j];
     }
-    return out;
+    return absl::OkStatus();
   }
   case TransitionKind::ReduceScatter: {
     // Lay the members' pieces out one after another, then reduce-scatter.
     std::vector<int64_t> counts;
-    std::vector<char> packed(in.bytes.size());
+    std::vector<char> packed(in.byteSize());
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
       counts.push_back(product(g.after[j].sizes));
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(in.bytes.data(), in.shape, relative(g.after[j], mine),
+      copyBox(in.data(), in.shape, relative(g.after[j], mine),
               packed.data() + offset * e, g.after[j].sizes, zero,
               g.after[j].sizes, e);
       offset += counts[j];
     }
-    if (absl::Status s =
-            comm.reduceScatter(packed.data(), out.bytes.data(), counts, in.type,
-                               gs.reduce, g.ranks);
+    if (absl::Status s = comm.reduceScatter(packed.data(), out.data(), counts,
+                                            in.type, gs.reduce, g.ranks);
         !s.ok())
       return s;
-    return out;
+    return absl::OkStatus();
   }
   case TransitionKind::AllToAll: {
     // Member j gets the part of my piece inside its new piece; I get the
@@ -192,18 +192,18 @@ absl::StatusOr<HostTensor> runGroupStep(Communicator &comm, const GroupStep &gs,
       return r;
     };
     std::vector<int64_t> sendCounts, recvCounts;
-    std::vector<char> packed(in.bytes.size());
+    std::vector<char> packed(in.byteSize());
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
       Box block = intersect(mine, g.after[j]);
       sendCounts.push_back(product(block.sizes));
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(in.bytes.data(), in.shape, relative(block, mine),
+      copyBox(in.data(), in.shape, relative(block, mine),
               packed.data() + offset * e, block.sizes, zero, block.sizes, e);
       offset += sendCounts.back();
       recvCounts.push_back(product(intersect(g.before[j], target).sizes));
     }
-    std::vector<char> received(out.bytes.size());
+    std::vector<char> received(out.byteSize());
     if (absl::Status s =
             comm.allToAll(packed.data(), sendCounts, received.data(),
                           recvCounts, in.type, g.ranks);
@@ -213,27 +213,27 @@ absl::StatusOr<HostTensor> runGroupStep(Communicator &comm, const GroupStep &gs,
     for (int64_t q = 0; q < n; ++q) {
       Box block = intersect(g.before[q], target);
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(received.data() + offset * e, block.sizes, zero, out.bytes.data(),
+      copyBox(received.data() + offset * e, block.sizes, zero, out.data(),
               out.shape, relative(block, target), block.sizes, e);
       offset += recvCounts[q];
     }
-    return out;
+    return absl::OkStatus();
   }
   case TransitionKind::LocalSlice:
-    copyBox(in.bytes.data(), in.shape, relative(target, mine), out.bytes.data(),
-            out.shape, std::vector<int64_t>(out.shape.size(), 0), out.shape, e);
-    return out;
+    copyBox(in.data(), in.shape, relative(target, mine), out.data(), out.shape,
+            std::vector<int64_t>(out.shape.size(), 0), out.shape, e);
+    return absl::OkStatus();
   case TransitionKind::LocalPartial: {
     if (gs.fromBroadcast) {
       // Sum: member 0 keeps the value; max, min and avg: all keep it.
       if (gs.reduce != ReduceKind::Sum || g.self == 0)
-        out.bytes = in.bytes;
-      return out;
+        std::memcpy(out.data(), in.data(), in.byteSize());
+      return absl::OkStatus();
     }
     // Own piece in zeros of the group's whole.
-    copyBox(in.bytes.data(), in.shape, std::vector<int64_t>(in.shape.size(), 0),
-            out.bytes.data(), out.shape, relative(mine, target), in.shape, e);
-    return out;
+    copyBox(in.data(), in.shape, std::vector<int64_t>(in.shape.size(), 0),
+            out.data(), out.shape, relative(mine, target), in.shape, e);
+    return absl::OkStatus();
   }
   }
   return absl::InternalError("unknown step");

@@ -14,6 +14,7 @@
 #include "passes/CostModel.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/device/Tensor.h"
 
 #include "absl/status/statusor.h"
 
@@ -47,21 +48,24 @@ struct GroupStep {
   StepGroup group;
 };
 
-/// Runs `step` for this member; `in` is its piece `before[self]`.
-absl::StatusOr<HostTensor>
-runGroupStep(Communicator &comm, const GroupStep &step, const HostTensor &in);
+/// Runs `step` for this member; `in` is its piece `before[self]`, `out`
+/// (zeros) gets its piece `after[self]`. Both are host-addressable; the
+/// staging the collectives need is host memory.
+absl::Status runGroupStep(Communicator &comm, const GroupStep &step,
+                          const TensorView &in, const TensorView &out);
 
 /// Runs a step op of a per-device program (pc.all_gather, ...): `kind` over
 /// the groups of `axes` of `mesh`, along `dim` (and `dstDim` for an
-/// all-to-all, whose `dim` is the source dim), with this device's piece `in`
-/// and local result shape `outShape`. The members' pieces follow from the
-/// shapes and the mesh (pc::groupExtents), as the per-device IR promises.
-absl::StatusOr<HostTensor>
-runLocalStep(Communicator &comm, TransitionKind kind, ReduceKind reduce,
-             bool fromBroadcast, std::span<const int64_t> axes, int64_t dim,
-             int64_t dstDim, const MeshView &mesh,
-             std::span<const int64_t> coords, const HostTensor &in,
-             std::span<const int64_t> outShape);
+/// all-to-all, whose `dim` is the source dim), from this device's piece `in`
+/// into its local result `out` (zeros, of the result's shape). The members'
+/// pieces follow from the shapes and the mesh (pc::groupExtents), as the
+/// per-device IR promises.
+absl::Status runLocalStep(Communicator &comm, TransitionKind kind,
+                          ReduceKind reduce, bool fromBroadcast,
+                          std::span<const int64_t> axes, int64_t dim,
+                          int64_t dstDim, const MeshView &mesh,
+                          std::span<const int64_t> coords, const TensorView &in,
+                          const TensorView &out);
 
 /// Runs `step` on the device at mesh position `coords`, whose piece of a
 /// tensor of `logicalShape` in the layout `step.before` is `in`; returns its

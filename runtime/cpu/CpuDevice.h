@@ -99,6 +99,7 @@ public:
   explicit CpuDevice(int index, int64_t capacity = 0);
 
   const std::string &name() const override { return deviceName; }
+  std::string_view kind() const override { return "cpu"; }
   Allocator &allocator() override { return alloc; }
   absl::StatusOr<std::unique_ptr<Stream>>
   createStream(const std::string &name) override;

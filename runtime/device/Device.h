@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace pc::runtime {
 
@@ -114,6 +115,9 @@ class Device {
 public:
   virtual ~Device() = default;
   virtual const std::string &name() const = 0;
+  /// The kind of device, as a mesh names it ("cpu", "cuda"): it selects the
+  /// kernels (runtime/exec/KernelRegistry.h).
+  virtual std::string_view kind() const = 0;
   virtual Allocator &allocator() = 0;
   virtual absl::StatusOr<std::unique_ptr<Stream>>
   createStream(const std::string &name) = 0;

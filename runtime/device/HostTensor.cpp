@@ -2,7 +2,7 @@
 
 #include "runtime/device/HostTensor.h"
 
-#include "runtime/device/HalfFloat.h"
+#include "runtime/device/Tensor.h"
 
 #include <cmath>
 #include <cstring>
@@ -17,69 +17,15 @@ HostTensor HostTensor::zeros(std::vector<int64_t> shape, CommType type) {
   return t;
 }
 
-double HostTensor::get(int64_t i) const {
-  switch (type) {
-  case CommType::F32:
-    return as<float>()[i];
-  case CommType::F64:
-    return as<double>()[i];
-  case CommType::I32:
-    return as<int32_t>()[i];
-  case CommType::I64:
-    return static_cast<double>(as<int64_t>()[i]);
-  case CommType::F16:
-    return f16ToFloat(as<uint16_t>()[i]);
-  case CommType::BF16:
-    return bf16ToFloat(as<uint16_t>()[i]);
-  }
-  return 0;
-}
+double HostTensor::get(int64_t i) const { return TensorView(*this).get(i); }
 
-void HostTensor::set(int64_t i, double v) {
-  switch (type) {
-  case CommType::F32:
-    as<float>()[i] = static_cast<float>(v);
-    break;
-  case CommType::F64:
-    as<double>()[i] = v;
-    break;
-  case CommType::I32:
-    as<int32_t>()[i] = static_cast<int32_t>(std::trunc(v));
-    break;
-  case CommType::I64:
-    as<int64_t>()[i] = static_cast<int64_t>(std::trunc(v));
-    break;
-  case CommType::F16:
-    as<uint16_t>()[i] = floatToF16(static_cast<float>(v));
-    break;
-  case CommType::BF16:
-    as<uint16_t>()[i] = floatToBf16(static_cast<float>(v));
-    break;
-  }
-}
+void HostTensor::set(int64_t i, double v) { TensorView(*this).set(i, v); }
 
 HostTensor HostTensor::convert(CommType to) const {
   if (to == type)
     return *this;
   HostTensor out = zeros(shape, to);
-  int64_t n = numel();
-  // The common widenings and narrowings of 16-bit floats, without doubles.
-  if (to == CommType::F32 && type == CommType::F16) {
-    for (int64_t i = 0; i < n; ++i)
-      out.as<float>()[i] = f16ToFloat(as<uint16_t>()[i]);
-  } else if (to == CommType::F32 && type == CommType::BF16) {
-    for (int64_t i = 0; i < n; ++i)
-      out.as<float>()[i] = bf16ToFloat(as<uint16_t>()[i]);
-  } else if (type == CommType::F32 && to == CommType::F16) {
-    for (int64_t i = 0; i < n; ++i)
-      out.as<uint16_t>()[i] = floatToF16(as<float>()[i]);
-  } else if (type == CommType::F32 && to == CommType::BF16) {
-    for (int64_t i = 0; i < n; ++i)
-      out.as<uint16_t>()[i] = floatToBf16(as<float>()[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      out.set(i, get(i));
-  }
+  convertInto(*this, out);
   return out;
 }
 

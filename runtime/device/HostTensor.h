@@ -22,6 +22,9 @@ struct HostTensor {
   std::vector<char> bytes;
 
   int64_t numel() const { return product(shape); }
+  char *data() { return bytes.data(); }
+  const char *data() const { return bytes.data(); }
+  size_t byteSize() const { return bytes.size(); }
   static HostTensor zeros(std::vector<int64_t> shape, CommType type);
   /// Element `i`, widened to double, and its assignment (rounded to the
   /// type; integers truncate). Slow paths: for generic kernels and files.

@@ -75,14 +75,17 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
   int64_t generation = WireReader(*shared).i64();
   ModuleOp module = session.getModule();
   MeshCache meshes(module);
-  auto pieces = session.pieces();
+  absl::StatusOr<std::map<std::pair<int64_t, std::string>, HostTensor>> pieces =
+      session.pieces();
+  if (absl::Status s = world.agree(pieces.status()); !s.ok())
+    return s;
   // Which (rank, parameter) pieces exist on any process: the plan below is
   // computed identically everywhere from it.
   std::set<std::pair<int64_t, std::string>> held;
   {
     WireWriter w;
-    w.i64(static_cast<int64_t>(pieces.size()));
-    for (auto &[key, piece] : pieces) {
+    w.i64(static_cast<int64_t>(pieces->size()));
+    for (auto &[key, piece] : *pieces) {
       w.i64(key.first);
       w.bytes(key.second);
     }
@@ -144,7 +147,7 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
         seen.push_back(box);
         int64_t rank = mesh.getRank(q);
         if (world.hosts(rank))
-          files[rank][name] = *pieces.at({rank, name});
+          files[rank][name] = pieces->at({rank, name});
         llvm::json::Array offsets, sizes;
         for (int64_t o : box.offsets)
           offsets.push_back(o);

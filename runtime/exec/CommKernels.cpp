@@ -16,12 +16,27 @@
 
 #include "llvm/ADT/Hashing.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace pc::runtime {
 namespace {
 
 using Shape = std::vector<int64_t>;
+
+/// These kernels run the collectives on host-addressable memory: the CPU
+/// device's.
+constexpr llvm::StringLiteral kCpu = "cpu";
+
+/// A zeroed output tensor on the kernel's device.
+absl::StatusOr<std::shared_ptr<Tensor>>
+zeros(const KernelContext &c, const Shape &shape, CommType type) {
+  absl::StatusOr<std::shared_ptr<Tensor>> t = c.allocate(shape, type);
+  if (t.ok())
+    std::memset((*t)->data(), 0, (*t)->byteSize());
+  return t;
+}
 
 Shape coordsOn(BindContext &c, FlatSymbolRefAttr mesh) {
   return delinearize(c.meshes.lookup(mesh).getShape(),
@@ -84,12 +99,16 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
   Shape coords = coordsOn(c, mesh);
   Communicator *comm = &c.comm;
   return Kernel([=](KernelIO &io) -> absl::Status {
-    absl::StatusOr<HostTensor> r =
-        runLocalStep(*comm, kind, reduce, fromBroadcast, axes, dim, dst, view,
-                     coords, *io.inputs[0], out);
+    absl::StatusOr<std::shared_ptr<Tensor>> r =
+        zeros(io.context, out, io.inputs[0]->type);
     if (!r.ok())
       return r.status();
-    io.outputs[0] = std::make_shared<const HostTensor>(*std::move(r));
+    if (absl::Status s =
+            runLocalStep(*comm, kind, reduce, fromBroadcast, axes, dim, dst,
+                         view, coords, *io.inputs[0], **r);
+        !s.ok())
+      return s;
+    io.outputs[0] = *std::move(r);
     return absl::OkStatus();
   });
 }
@@ -140,12 +159,12 @@ TransferSide planSide(BindContext &c, TypeAttr from, TypeAttr to, bool send) {
 
 } // namespace
 
-void registerCommKernels(KernelRegistry &r) {
+void registerCpuCommKernels(KernelRegistry &r) {
   for (llvm::StringRef name :
        {"pc.all_reduce", "pc.all_gather", "pc.reduce_scatter", "pc.all_to_all",
         "pc.local_slice", "pc.local_partial"})
-    r.add(name, kAllTypes, StreamKind::Comm, bindStep);
-  r.add("pc.broadcast", kAllTypes, StreamKind::Comm,
+    r.add(kCpu, name, kAllTypes, StreamKind::Comm, bindStep);
+  r.add(kCpu, "pc.broadcast", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto b = cast<BroadcastOp>(op);
           MeshView v = viewOf(c, b.getMeshAttr());
@@ -156,26 +175,31 @@ void registerCommKernels(KernelRegistry &r) {
           int64_t root = b.getRoot();
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
-            auto t = std::make_shared<HostTensor>(*io.inputs[0]);
-            if (absl::Status s = comm->broadcast(t->bytes.data(), t->numel(),
-                                                 t->type, root, group);
+            const Tensor &in = *io.inputs[0];
+            absl::StatusOr<std::shared_ptr<Tensor>> t =
+                io.context.allocate(in.shape, in.type);
+            if (!t.ok())
+              return t.status();
+            std::memcpy((*t)->data(), in.data(), in.byteSize());
+            if (absl::Status s = comm->broadcast((*t)->data(), in.numel(),
+                                                 in.type, root, group);
                 !s.ok())
               return s;
-            io.outputs[0] = std::move(t);
+            io.outputs[0] = *std::move(t);
             return absl::OkStatus();
           });
         });
-  r.add("pc.send", kAllTypes, StreamKind::Comm,
+  r.add(kCpu, "pc.send", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto send = cast<SendOp>(op);
           TransferSide side =
               planSide(c, send.getFromAttr(), send.getToAttr(), true);
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
-            const HostTensor &in = *io.inputs[0];
+            const Tensor &in = *io.inputs[0];
             for (const TransferSide::Piece &p : side.pieces) {
               HostTensor piece = HostTensor::zeros(p.box.sizes, in.type);
-              copyBox(in.bytes.data(), in.shape, p.offset, piece.bytes.data(),
+              copyBox(in.data(), in.shape, p.offset, piece.bytes.data(),
                       piece.shape, Shape(piece.shape.size(), 0), p.box.sizes,
                       sizeOf(in.type));
               if (absl::Status s = comm->send(piece.bytes.data(), piece.numel(),
@@ -186,7 +210,7 @@ void registerCommKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add("pc.recv", kAllTypes, StreamKind::Comm,
+  r.add(kCpu, "pc.recv", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto recv = cast<RecvOp>(op);
           TransferSide side =
@@ -197,8 +221,10 @@ void registerCommKernels(KernelRegistry &r) {
           Shape shape = shapeOf(recv.getType());
           Communicator *comm = &c.comm;
           return Kernel([=, type = *type](KernelIO &io) -> absl::Status {
-            auto out =
-                std::make_shared<HostTensor>(HostTensor::zeros(shape, type));
+            absl::StatusOr<std::shared_ptr<Tensor>> out =
+                zeros(io.context, shape, type);
+            if (!out.ok())
+              return out.status();
             for (const TransferSide::Piece &p : side.pieces) {
               HostTensor piece = HostTensor::zeros(p.box.sizes, type);
               if (absl::Status s = comm->recv(piece.bytes.data(), piece.numel(),
@@ -206,27 +232,31 @@ void registerCommKernels(KernelRegistry &r) {
                   !s.ok())
                 return s;
               copyBox(piece.bytes.data(), piece.shape,
-                      Shape(piece.shape.size(), 0), out->bytes.data(),
-                      out->shape, p.offset, p.box.sizes, sizeOf(type));
+                      Shape(piece.shape.size(), 0), (*out)->data(),
+                      (*out)->shape, p.offset, p.box.sizes, sizeOf(type));
             }
-            io.outputs[0] = std::move(out);
+            io.outputs[0] = *std::move(out);
             return absl::OkStatus();
           });
         });
-  r.add("pc.piece_offset", {CommType::I64}, StreamKind::Compute,
+  r.add(kCpu, "pc.piece_offset", {CommType::I64}, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto p = cast<PieceOffsetOp>(op);
           int64_t idx = groupIndex(c.meshes.lookup(p.getMeshAttr()).getShape(),
                                    coordsOn(c, p.getMeshAttr()), p.getAxes());
-          auto value = std::make_shared<HostTensor>(
-              HostTensor::zeros({}, CommType::I64));
+          absl::StatusOr<std::shared_ptr<Tensor>> value =
+              c.tensors.allocate({}, CommType::I64);
+          if (!value.ok())
+            return value.status();
+          int64_t offset = 0;
           for (int64_t i = 0; i < idx; ++i)
-            value->as<int64_t>()[0] += p.getSizes()[i];
-          return Kernel(
-              [value = std::shared_ptr<const HostTensor>(value)](KernelIO &io) {
-                io.outputs[0] = value;
-                return absl::OkStatus();
-              });
+            offset += p.getSizes()[i];
+          (*value)->as<int64_t>()[0] = offset;
+          return Kernel([value = std::shared_ptr<const Tensor>(
+                             *std::move(value))](KernelIO &io) {
+            io.outputs[0] = value;
+            return absl::OkStatus();
+          });
         });
 }
 

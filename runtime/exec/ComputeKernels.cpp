@@ -10,6 +10,7 @@
 #include "runtime/exec/KernelRegistry.h"
 
 #include "dialect/PcOps.h"
+#include "runtime/device/HostTensor.h"
 #include "runtime/kernels/CpuKernels.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -23,7 +24,10 @@ namespace pc::runtime {
 namespace {
 
 using Shape = std::vector<int64_t>;
-using Inputs = std::span<const HostTensor *const>;
+using Inputs = std::span<const Tensor *const>;
+
+/// The kind of device these kernels run on: their memory is the host's.
+constexpr llvm::StringLiteral kCpu = "cpu";
 
 /// A kernel with one result of `type`'s shape, freshly zeroed, that
 /// `fn(inputs, out)` fills.
@@ -33,12 +37,80 @@ absl::StatusOr<Kernel> produce(Type type, const BindContext &c, Fn fn) {
   if (!elem.ok())
     return elem.status();
   return Kernel([shape = shapeOf(type), elem = *elem, fn](KernelIO &io) {
-    auto out = std::make_shared<HostTensor>(HostTensor::zeros(shape, elem));
-    if (absl::Status s = fn(io.inputs, *out); !s.ok())
+    absl::StatusOr<std::shared_ptr<Tensor>> out =
+        io.context.allocate(shape, elem);
+    if (!out.ok())
+      return out.status();
+    std::memset((*out)->data(), 0, (*out)->byteSize());
+    if (absl::Status s = fn(io.inputs, **out); !s.ok())
       return s;
-    io.outputs[0] = std::move(out);
+    io.outputs[0] = *std::move(out);
     return absl::OkStatus();
   });
+}
+
+bool isHalf(CommType t) { return t == CommType::F16 || t == CommType::BF16; }
+
+/// Registers `factory`, written for f32, for f16 and bf16 too: the bound
+/// kernel widens float inputs to f32, runs, and rounds float outputs back
+/// to the op's type once.
+void addWidening(KernelRegistry &r, llvm::StringRef op, KernelFactory factory) {
+  r.add(kCpu, op, {CommType::F32}, StreamKind::Compute, factory);
+  KernelFactory widened = [factory](Operation *o,
+                                    BindContext &c) -> absl::StatusOr<Kernel> {
+    // The inner kernel is bound as if the op's float types were f32.
+    c.widen = true;
+    absl::StatusOr<Kernel> inner = factory(o, c);
+    c.widen = false;
+    if (!inner.ok())
+      return inner.status();
+    std::vector<CommType> resultTypes;
+    for (Type t : o->getResultTypes()) {
+      absl::StatusOr<CommType> type = commTypeOf(t);
+      if (!type.ok())
+        return type.status();
+      resultTypes.push_back(*type);
+    }
+    return Kernel([inner = *std::move(inner),
+                   resultTypes](KernelIO &io) -> absl::Status {
+      // Temporaries from the device, like any tensor.
+      auto convert =
+          [&](const Tensor &from,
+              CommType to) -> absl::StatusOr<std::shared_ptr<Tensor>> {
+        absl::StatusOr<std::shared_ptr<Tensor>> t =
+            io.context.allocate(from.shape, to);
+        if (t.ok())
+          convertInto(from, **t);
+        return t;
+      };
+      std::vector<std::shared_ptr<Tensor>> wide(io.inputs.size());
+      std::vector<const Tensor *> in(io.inputs.begin(), io.inputs.end());
+      for (size_t i = 0; i < in.size(); ++i)
+        if (isHalf(in[i]->type)) {
+          absl::StatusOr<std::shared_ptr<Tensor>> w =
+              convert(*in[i], CommType::F32);
+          if (!w.ok())
+            return w.status();
+          wide[i] = *std::move(w);
+          in[i] = wide[i].get();
+        }
+      KernelIO inner32{io.context, in, {}, io.outputs};
+      if (absl::Status s = inner(inner32); !s.ok())
+        return s;
+      wide.clear();
+      for (size_t r = 0; r < resultTypes.size(); ++r)
+        if (isHalf(resultTypes[r]) && io.outputs[r]->type != resultTypes[r]) {
+          absl::StatusOr<std::shared_ptr<Tensor>> narrow =
+              convert(*io.outputs[r], resultTypes[r]);
+          if (!narrow.ok())
+            return narrow.status();
+          io.outputs[r] = *std::move(narrow);
+        }
+      return absl::OkStatus();
+    });
+  };
+  r.add(kCpu, op, {CommType::F16, CommType::BF16}, StreamKind::Compute,
+        widened);
 }
 
 /// A factory for ops whose kernel needs only the op itself: `make(op)`
@@ -52,7 +124,7 @@ template <typename Op, typename Make> KernelFactory simple(Make make) {
 using IntFn = int64_t (*)(int64_t, int64_t);
 
 /// The linear offset in `t` (broadcast NumPy-style into `idx`'s shape).
-int64_t broadcastOffset(const HostTensor &t, const Shape &strides,
+int64_t broadcastOffset(const Tensor &t, const Shape &strides,
                         const Shape &idx) {
   int64_t off = idx.size() - t.shape.size(), linear = 0;
   for (size_t d = 0; d < t.shape.size(); ++d)
@@ -68,14 +140,13 @@ Shape stridesOf(const Shape &s) {
   return st;
 }
 
-int64_t readInt(const HostTensor &t, int64_t i) {
+int64_t readInt(const Tensor &t, int64_t i) {
   return t.type == CommType::I64 ? t.as<int64_t>()[i] : t.as<int32_t>()[i];
 }
 
 /// NumPy-broadcasting elementwise op on i32/i64, in 64-bit two's complement
 /// arithmetic, wrapped to the result type as C++ integer types do.
-void integerOp(const HostTensor &a, const HostTensor *b, HostTensor &out,
-               IntFn fn) {
+void integerOp(const Tensor &a, const Tensor *b, Tensor &out, IntFn fn) {
   Shape sa = stridesOf(a.shape), sb = b ? stridesOf(b->shape) : Shape();
   for (int64_t i = 0, n = out.numel(); i < n; ++i) {
     Shape idx = delinearize(out.shape, i);
@@ -97,15 +168,15 @@ void addBinary(KernelRegistry &r, llvm::StringRef name, cpu::Binary op,
   KernelFactory f = [op, fn](Operation *o,
                              BindContext &c) -> absl::StatusOr<Kernel> {
     return produce(o->getResult(0).getType(), c,
-                   [op, fn](Inputs in, HostTensor &out) {
+                   [op, fn](Inputs in, Tensor &out) {
                      if (out.type == CommType::F32)
                        return cpu::binary(op, *in[0], *in[1], out);
                      integerOp(*in[0], in[1], out, fn);
                      return absl::OkStatus();
                    });
   };
-  r.addWidening(name, StreamKind::Compute, f);
-  r.add(name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+  addWidening(r, name, f);
+  r.add(kCpu, name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
 }
 
 void addUnary(KernelRegistry &r, llvm::StringRef name, cpu::Unary op,
@@ -113,87 +184,89 @@ void addUnary(KernelRegistry &r, llvm::StringRef name, cpu::Unary op,
   KernelFactory f = [op, integer](Operation *o,
                                   BindContext &c) -> absl::StatusOr<Kernel> {
     return produce(o->getResult(0).getType(), c,
-                   [op, integer](Inputs in, HostTensor &out) {
+                   [op, integer](Inputs in, Tensor &out) {
                      if (out.type == CommType::F32 || !integer)
                        return cpu::unary(op, *in[0], out);
                      integerOp(*in[0], nullptr, out, integer);
                      return absl::OkStatus();
                    });
   };
-  r.addWidening(name, StreamKind::Compute, f);
+  addWidening(r, name, f);
   if (integer)
-    r.add(name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+    r.add(kCpu, name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
 }
 
 /// Replicates `in` NumPy-style into `out`'s shape, element bytes exactly.
-void broadcastBytes(const HostTensor &in, HostTensor &out) {
+void broadcastBytes(const Tensor &in, Tensor &out) {
   Shape st = stridesOf(in.shape);
   int64_t e = sizeOf(in.type);
   for (int64_t i = 0, n = out.numel(); i < n; ++i)
-    std::memcpy(out.bytes.data() + i * e,
-                in.bytes.data() +
-                    broadcastOffset(in, st, delinearize(out.shape, i)) * e,
-                e);
+    std::memcpy(
+        out.data() + i * e,
+        in.data() + broadcastOffset(in, st, delinearize(out.shape, i)) * e, e);
 }
 
 int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
 
 /// Ops that only move bytes: any element type, no widening.
 void registerDataMovement(KernelRegistry &r) {
-  r.add("pc.reshape", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.reshape", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           Shape shape = shapeOf(op->getResult(0).getType());
           return Kernel([shape](KernelIO &io) {
-            auto t = std::make_shared<HostTensor>(*io.inputs[0]);
-            t->shape = shape;
-            io.outputs[0] = std::move(t);
+            absl::StatusOr<std::shared_ptr<Tensor>> t =
+                io.context.allocate(shape, io.inputs[0]->type);
+            if (!t.ok())
+              return t.status();
+            std::memcpy((*t)->data(), io.inputs[0]->data(),
+                        io.inputs[0]->byteSize());
+            io.outputs[0] = *std::move(t);
             return absl::OkStatus();
           });
         });
-  r.add("pc.transpose", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.transpose", kAllTypes, StreamKind::Compute,
         simple<TransposeOp>([](TransposeOp t) {
           Shape perm(t.getPerm().begin(), t.getPerm().end());
-          return [perm](Inputs in, HostTensor &out) {
+          return [perm](Inputs in, Tensor &out) {
             return cpu::transpose(*in[0], perm, out);
           };
         }));
-  r.add("pc.broadcast_to", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.broadcast_to", kAllTypes, StreamKind::Compute,
         simple<BroadcastToOp>([](BroadcastToOp) {
-          return [](Inputs in, HostTensor &out) {
+          return [](Inputs in, Tensor &out) {
             broadcastBytes(*in[0], out);
             return absl::OkStatus();
           };
         }));
-  r.add("pc.slice", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.slice", kAllTypes, StreamKind::Compute,
         simple<SliceOp>([](SliceOp s) {
           Shape start(s.getStart().begin(), s.getStart().end());
-          return [start](Inputs in, HostTensor &out) {
-            copyBox(in[0]->bytes.data(), in[0]->shape, start, out.bytes.data(),
-                    out.shape, Shape(out.shape.size(), 0), out.shape,
-                    sizeOf(out.type));
+          return [start](Inputs in, Tensor &out) {
+            copyBox(in[0]->data(), in[0]->shape, start, out.data(), out.shape,
+                    Shape(out.shape.size(), 0), out.shape, sizeOf(out.type));
             return absl::OkStatus();
           };
         }));
-  r.add("pc.concat", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.concat", kAllTypes, StreamKind::Compute,
         simple<ConcatOp>([](ConcatOp c) {
           int64_t axis = c.getAxis();
-          return [axis](Inputs in, HostTensor &out) {
+          return [axis](Inputs in, Tensor &out) {
             Shape start(out.shape.size(), 0);
             int64_t a = axisIn(axis, out.shape.size());
-            for (const HostTensor *part : in) {
-              copyBox(part->bytes.data(), part->shape,
-                      Shape(part->shape.size(), 0), out.bytes.data(), out.shape,
-                      start, part->shape, sizeOf(out.type));
+            for (const Tensor *part : in) {
+              copyBox(part->data(), part->shape, Shape(part->shape.size(), 0),
+                      out.data(), out.shape, start, part->shape,
+                      sizeOf(out.type));
               start[a] += part->shape[a];
             }
             return absl::OkStatus();
           };
         }));
-  r.add("pc.cast", kAllTypes, StreamKind::Compute, simple<CastOp>([](CastOp) {
-          return
-              [](Inputs in, HostTensor &out) { return cpu::cast(*in[0], out); };
+  r.add(kCpu, "pc.cast", kAllTypes, StreamKind::Compute,
+        simple<CastOp>([](CastOp) {
+          return [](Inputs in, Tensor &out) { return cpu::cast(*in[0], out); };
         }));
-  r.add("pc.constant", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.constant", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto dense =
               dyn_cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue());
@@ -203,24 +276,27 @@ void registerDataMovement(KernelRegistry &r) {
               commTypeOf(op->getResult(0).getType());
           if (!type.ok())
             return type.status();
-          // Materialized once; every firing shares it.
-          auto value = std::make_shared<HostTensor>(
-              HostTensor::zeros(shapeOf(op->getResult(0).getType()), *type));
+          // Materialized once, on the device; every firing shares it.
+          absl::StatusOr<std::shared_ptr<Tensor>> made =
+              c.tensors.allocate(shapeOf(op->getResult(0).getType()), *type);
+          if (!made.ok())
+            return made.status();
+          TensorView value(**made);
           bool isFloat = isa<FloatType>(dense.getElementType());
-          for (int64_t i = 0; i < value->numel(); ++i) {
+          for (int64_t i = 0; i < value.numel(); ++i) {
             int64_t j = dense.isSplat() ? 0 : i;
-            value->set(
-                i, isFloat ? dense.getValues<APFloat>()[j].convertToDouble()
-                           : static_cast<double>(
-                                 dense.getValues<APInt>()[j].getSExtValue()));
+            value.set(i, isFloat
+                             ? dense.getValues<APFloat>()[j].convertToDouble()
+                             : static_cast<double>(
+                                   dense.getValues<APInt>()[j].getSExtValue()));
           }
-          return Kernel(
-              [value = std::shared_ptr<const HostTensor>(value)](KernelIO &io) {
-                io.outputs[0] = value;
-                return absl::OkStatus();
-              });
+          return Kernel([value = std::shared_ptr<const Tensor>(
+                             *std::move(made))](KernelIO &io) {
+            io.outputs[0] = value;
+            return absl::OkStatus();
+          });
         });
-  r.add("pc.set_param", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.set_param", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           if (!c.store)
             return absl::FailedPreconditionError(
@@ -233,11 +309,11 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add("pc.get_param", kAllTypes, StreamKind::Compute,
+  r.add(kCpu, "pc.get_param", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto get = cast<GetParamOp>(op);
           // Fetched (and initialized) at bind time; shared, never copied.
-          absl::StatusOr<std::shared_ptr<const HostTensor>> value =
+          absl::StatusOr<std::shared_ptr<const Tensor>> value =
               c.param(get.getName(), get.getType());
           if (!value.ok())
             return value.status();
@@ -250,15 +326,14 @@ void registerDataMovement(KernelRegistry &r) {
 
 } // namespace
 
-void registerComputeKernels(KernelRegistry &r) {
+void registerCpuComputeKernels(KernelRegistry &r) {
   registerDataMovement(r);
-  r.addWidening("pc.matmul", StreamKind::Compute,
-                simple<MatmulOp>([](MatmulOp m) {
-                  bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
-                  return [ta, tb](Inputs in, HostTensor &out) {
-                    return cpu::matmul(*in[0], *in[1], ta, tb, out);
-                  };
-                }));
+  addWidening(r, "pc.matmul", simple<MatmulOp>([](MatmulOp m) {
+                bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
+                return [ta, tb](Inputs in, Tensor &out) {
+                  return cpu::matmul(*in[0], *in[1], ta, tb, out);
+                };
+              }));
   addBinary(r, "pc.add", cpu::Binary::Add, [](int64_t a, int64_t b) {
     return wrap(uint64_t(a) + uint64_t(b));
   });
@@ -283,63 +358,62 @@ void registerComputeKernels(KernelRegistry &r) {
   addUnary(r, "pc.sigmoid", cpu::Unary::Sigmoid);
   addUnary(r, "pc.sqrt", cpu::Unary::Sqrt);
   addUnary(r, "pc.erf", cpu::Unary::Erf);
-  r.addWidening(
-      "pc.compare", StreamKind::Compute, simple<CompareOp>([](CompareOp c) {
-        cpu::Comparison p = static_cast<cpu::Comparison>(c.getPredicate());
-        return [p](Inputs in, HostTensor &out) {
-          return cpu::compare(p, *in[0], *in[1], out);
-        };
-      }));
-  r.addWidening("pc.one_hot", StreamKind::Compute,
-                simple<OneHotOp>([](OneHotOp) {
-                  return [](Inputs in, HostTensor &out) {
-                    return cpu::oneHot(*in[0], out);
-                  };
-                }));
-  r.addWidening("pc.embedding_grad", StreamKind::Compute,
-                simple<EmbeddingGradOp>([](EmbeddingGradOp) {
-                  return [](Inputs in, HostTensor &out) {
-                    return cpu::embeddingGrad(*in[0], *in[1], out);
-                  };
-                }));
-  r.addWidening("pc.gelu", StreamKind::Compute, simple<GeluOp>([](GeluOp g) {
-                  cpu::Unary u = g.getApproximate() ? cpu::Unary::GeluTanh
-                                                    : cpu::Unary::Gelu;
-                  return [u](Inputs in, HostTensor &out) {
-                    return cpu::unary(u, *in[0], out);
-                  };
-                }));
+  addWidening(r, "pc.compare", simple<CompareOp>([](CompareOp c) {
+                cpu::Comparison p =
+                    static_cast<cpu::Comparison>(c.getPredicate());
+                return [p](Inputs in, Tensor &out) {
+                  return cpu::compare(p, *in[0], *in[1], out);
+                };
+              }));
+  addWidening(r, "pc.one_hot", simple<OneHotOp>([](OneHotOp) {
+                return [](Inputs in, Tensor &out) {
+                  return cpu::oneHot(*in[0], out);
+                };
+              }));
+  addWidening(r, "pc.embedding_grad",
+              simple<EmbeddingGradOp>([](EmbeddingGradOp) {
+                return [](Inputs in, Tensor &out) {
+                  return cpu::embeddingGrad(*in[0], *in[1], out);
+                };
+              }));
+  addWidening(r, "pc.gelu", simple<GeluOp>([](GeluOp g) {
+                cpu::Unary u = g.getApproximate() ? cpu::Unary::GeluTanh
+                                                  : cpu::Unary::Gelu;
+                return [u](Inputs in, Tensor &out) {
+                  return cpu::unary(u, *in[0], out);
+                };
+              }));
   for (bool log : {false, true})
-    r.addWidening(
-        log ? "pc.log_softmax" : "pc.softmax", StreamKind::Compute,
+    addWidening(
+        r, log ? "pc.log_softmax" : "pc.softmax",
         [log](Operation *op, BindContext &c) {
           int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
           return produce(op->getResult(0).getType(), c,
-                         [axis, log](Inputs in, HostTensor &out) {
+                         [axis, log](Inputs in, Tensor &out) {
                            return cpu::softmax(
                                *in[0], axisIn(axis, in[0]->shape.size()), log,
                                out);
                          });
         });
-  r.addWidening("pc.layer_norm", StreamKind::Compute,
-                simple<LayerNormOp>([](LayerNormOp n) {
-                  int64_t axis = n.getAxis();
-                  float eps = n.getEpsilon().convertToDouble();
-                  return [axis, eps](Inputs in, HostTensor &out) {
-                    return cpu::normalize(*in[0],
-                                          axisIn(axis, in[0]->shape.size()),
-                                          *in[1], in[2], eps, false, out);
-                  };
-                }));
-  r.addWidening(
-      "pc.rms_norm", StreamKind::Compute, simple<RmsNormOp>([](RmsNormOp n) {
-        int64_t axis = n.getAxis();
-        float eps = n.getEpsilon().convertToDouble();
-        return [axis, eps](Inputs in, HostTensor &out) {
-          return cpu::normalize(*in[0], axisIn(axis, in[0]->shape.size()),
-                                *in[1], nullptr, eps, true, out);
-        };
-      }));
+  addWidening(r, "pc.layer_norm", simple<LayerNormOp>([](LayerNormOp n) {
+                int64_t axis = n.getAxis();
+                float eps = n.getEpsilon().convertToDouble();
+                return [axis, eps](Inputs in, Tensor &out) {
+                  TensorView beta(*in[2]);
+                  return cpu::normalize(*in[0],
+                                        axisIn(axis, in[0]->shape.size()),
+                                        *in[1], &beta, eps, false, out);
+                };
+              }));
+  addWidening(r, "pc.rms_norm", simple<RmsNormOp>([](RmsNormOp n) {
+                int64_t axis = n.getAxis();
+                float eps = n.getEpsilon().convertToDouble();
+                return [axis, eps](Inputs in, Tensor &out) {
+                  return cpu::normalize(*in[0],
+                                        axisIn(axis, in[0]->shape.size()),
+                                        *in[1], nullptr, eps, true, out);
+                };
+              }));
   struct Reduce {
     const char *name;
     cpu::Reduction kind;
@@ -352,39 +426,36 @@ void registerComputeKernels(KernelRegistry &r) {
       auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
       Shape a(axes.begin(), axes.end());
       return produce(op->getResult(0).getType(), c,
-                     [kind, a](Inputs in, HostTensor &out) {
+                     [kind, a](Inputs in, Tensor &out) {
                        return cpu::reduce(kind, *in[0], a, out);
                      });
     };
-    r.addWidening(red.name, StreamKind::Compute, f);
+    addWidening(r, red.name, f);
     if (red.integers)
-      r.add(red.name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
+      r.add(kCpu, red.name, {CommType::I32, CommType::I64}, StreamKind::Compute,
+            f);
   }
-  r.addWidening("pc.embedding", StreamKind::Compute,
-                simple<EmbeddingOp>([](EmbeddingOp e) {
-                  bool zero = e.getZeroOutOfRange();
-                  return [zero](Inputs in, HostTensor &out) {
-                    return cpu::embedding(*in[0], *in[1], zero, out);
-                  };
-                }));
-  r.addWidening("pc.causal_mask", StreamKind::Compute,
-                simple<CausalMaskOp>([](CausalMaskOp) {
-                  return [](Inputs in, HostTensor &out) {
-                    return cpu::causalMask(*in[0], out);
-                  };
-                }));
-  r.addWidening("pc.cross_entropy", StreamKind::Compute,
-                simple<CrossEntropyOp>([](CrossEntropyOp) {
-                  return [](Inputs in, HostTensor &out) {
-                    return cpu::crossEntropy(*in[0], *in[1], out);
-                  };
-                }));
-  r.addWidening("pc.pick_labels", StreamKind::Compute,
-                simple<PickLabelsOp>([](PickLabelsOp) {
-                  return [](Inputs in, HostTensor &out) {
-                    return cpu::pickLabels(*in[0], *in[1], out);
-                  };
-                }));
+  addWidening(r, "pc.embedding", simple<EmbeddingOp>([](EmbeddingOp e) {
+                bool zero = e.getZeroOutOfRange();
+                return [zero](Inputs in, Tensor &out) {
+                  return cpu::embedding(*in[0], *in[1], zero, out);
+                };
+              }));
+  addWidening(r, "pc.causal_mask", simple<CausalMaskOp>([](CausalMaskOp) {
+                return [](Inputs in, Tensor &out) {
+                  return cpu::causalMask(*in[0], out);
+                };
+              }));
+  addWidening(r, "pc.cross_entropy", simple<CrossEntropyOp>([](CrossEntropyOp) {
+                return [](Inputs in, Tensor &out) {
+                  return cpu::crossEntropy(*in[0], *in[1], out);
+                };
+              }));
+  addWidening(r, "pc.pick_labels", simple<PickLabelsOp>([](PickLabelsOp) {
+                return [](Inputs in, Tensor &out) {
+                  return cpu::pickLabels(*in[0], *in[1], out);
+                };
+              }));
 }
 
 } // namespace pc::runtime

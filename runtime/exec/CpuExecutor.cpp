@@ -6,7 +6,6 @@
 #include "passes/PassUtils.h"
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/comm/Wire.h"
-#include "runtime/cpu/CpuDevice.h"
 #include "runtime/reference/Interpreter.h"
 
 #include "absl/strings/cord.h"
@@ -15,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 using namespace mlir;
@@ -55,23 +55,27 @@ absl::Status named(const absl::Status &s, int64_t rank, Operation *op) {
 }
 
 /// One rank's program as an actor graph: an actor per argument and per op,
-/// and one for the results. Registers hold shared tensors, addressed by
-/// (actor, iteration % registers); onFree drops them.
+/// and one for the results. Registers hold shared device tensors, addressed
+/// by (actor, iteration % registers); onFree drops them.
 class RankProgram {
 public:
   RankProgram(const KernelRegistry &kernels, BindContext &context,
               const CpuRunOptions &options)
       : kernels(kernels), context(context), options(options) {}
 
-  absl::Status build(func::FuncOp f, std::vector<HostTensor> args);
+  absl::Status build(func::FuncOp f,
+                     std::vector<std::shared_ptr<const Tensor>> args);
 
+  /// Runs on `streams` (compute, then communication).
   absl::StatusOr<actor::RunStats>
   run(std::span<Stream *const> streams,
       std::chrono::steady_clock::time_point origin,
       std::function<void(const absl::Status &)> onError);
 
-  int64_t peakBytes() const { return fixedBytes + peakLive.load(); }
-  std::vector<HostTensor> takeResults() { return std::move(results); }
+  /// The last iteration's results, still on the device.
+  std::vector<std::shared_ptr<const Tensor>> takeResults() {
+    return std::move(results);
+  }
   const std::string &nameOf(uint32_t actor) const {
     return graph.actors()[actor].name;
   }
@@ -82,39 +86,35 @@ private:
   struct Actor {
     std::vector<Source> inputs;
     unsigned numResults = 0;
-    /// The same tensors at every firing (arguments, parameters, constants):
-    /// counted once in fixedBytes, not as live intermediates.
-    bool shared = false;
-    std::vector<std::vector<std::shared_ptr<const HostTensor>>> registers;
-    std::vector<int64_t> slotBytes; // the live bytes each register adds
+    uint32_t stream = 0;
+    std::vector<std::vector<std::shared_ptr<const Tensor>>> registers;
   };
 
   uint32_t addActor(std::string name, StreamKind stream,
-                    std::vector<Source> inputs, unsigned numResults,
-                    bool shared, Fire fire);
+                    std::vector<Source> inputs, unsigned numResults, Fire fire);
 
   const KernelRegistry &kernels;
   BindContext &context;
   const CpuRunOptions &options;
   actor::ActorGraph graph;
   std::vector<Actor> actors;
+  /// Per stream, what its kernels run with (set by run()).
+  std::vector<KernelContext> contexts;
   DenseMap<Value, Source> sources;
-  std::vector<HostTensor> results;
-  std::atomic<int64_t> fixedBytes{0}, live{0}, peakLive{0};
+  std::vector<std::shared_ptr<const Tensor>> results;
 };
 
 uint32_t RankProgram::addActor(std::string name, StreamKind stream,
                                std::vector<Source> inputs, unsigned numResults,
-                               bool shared, Fire fire) {
+                               Fire fire) {
   uint32_t id = static_cast<uint32_t>(actors.size());
   Actor a;
   a.numResults = numResults;
-  a.shared = shared;
+  a.stream = stream == StreamKind::Comm ? 1 : 0;
   a.registers.resize(options.registers);
-  a.slotBytes.assign(options.registers, 0);
   actor::ActorSpec spec;
   spec.name = std::move(name);
-  spec.stream = stream == StreamKind::Comm ? 1 : 0;
+  spec.stream = a.stream;
   spec.ordered = stream == StreamKind::Comm;
   spec.registers = options.registers;
   for (auto [producer, result] : inputs)
@@ -123,39 +123,26 @@ uint32_t RankProgram::addActor(std::string name, StreamKind stream,
   actors.push_back(std::move(a));
   spec.fire = [this, id, fire = std::move(fire)](int64_t iteration) {
     Actor &a = actors[id];
-    llvm::SmallVector<const HostTensor *, 4> in;
-    llvm::SmallVector<std::shared_ptr<const HostTensor>, 4> shared;
+    llvm::SmallVector<const Tensor *, 4> in;
+    llvm::SmallVector<std::shared_ptr<const Tensor>, 4> shared;
     for (auto [producer, result] : a.inputs) {
       Actor &p = actors[producer];
       shared.push_back(p.registers[iteration % p.registers.size()][result]);
       in.push_back(shared.back().get());
     }
-    std::vector<std::shared_ptr<const HostTensor>> out(a.numResults);
-    KernelIO io{in, shared, out};
+    std::vector<std::shared_ptr<const Tensor>> out(a.numResults);
+    KernelIO io{contexts[a.stream], in, shared, out};
     if (absl::Status s = fire(io, iteration); !s.ok())
       return s;
-    // New memory only: an output that passes an input on is not.
-    int64_t bytes = 0;
-    for (auto &t : out)
-      if (t && llvm::find(shared, t) == shared.end())
-        bytes += t->bytes.size();
-    if (a.shared) {
-      if (iteration == 0)
-        fixedBytes += bytes;
-    } else {
-      int64_t now = live += bytes;
-      for (int64_t p = peakLive.load();
-           now > p && !peakLive.compare_exchange_weak(p, now);)
-        ;
-    }
     a.registers[iteration % a.registers.size()] = std::move(out);
-    a.slotBytes[iteration % a.registers.size()] = bytes;
     return absl::OkStatus();
   };
   return graph.add(std::move(spec));
 }
 
-absl::Status RankProgram::build(func::FuncOp f, std::vector<HostTensor> args) {
+absl::Status
+RankProgram::build(func::FuncOp f,
+                   std::vector<std::shared_ptr<const Tensor>> args) {
   // A step that stores parameters must finish before the next reads them.
   if (options.iterations > 1)
     for (auto set : f.getOps<SetParamOp>())
@@ -163,27 +150,26 @@ absl::Status RankProgram::build(func::FuncOp f, std::vector<HostTensor> args) {
                        "a training step stores parameters, so it runs one "
                        "iteration per run (steps are runs)"),
                    context.rank, set);
-  for (auto [arg, value] : llvm::zip(f.getArguments(), args)) {
-    auto shared = std::make_shared<const HostTensor>(std::move(value));
+  for (auto [arg, value] : llvm::zip(f.getArguments(), args))
     sources[arg] = {addActor(absl::StrCat("arg", arg.getArgNumber()),
-                             StreamKind::Compute, {}, 1, /*shared=*/true,
-                             [shared](KernelIO &io, int64_t) {
-                               io.outputs[0] = shared;
+                             StreamKind::Compute, {}, 1,
+                             [value](KernelIO &io, int64_t) {
+                               io.outputs[0] = value;
                                return absl::OkStatus();
                              }),
                     0};
-  }
   for (Operation &op : f.getBody().front()) {
     std::vector<Source> ins;
     for (Value v : op.getOperands())
       ins.push_back(sources.lookup(v));
     if (isa<func::ReturnOp>(op)) {
       int64_t last = options.iterations - 1;
-      addActor("return", StreamKind::Compute, ins, 0, false,
+      // Kept on the device; the session copies them out after the run.
+      addActor("return", StreamKind::Compute, ins, 0,
                [this, last](KernelIO &io, int64_t iteration) {
                  if (iteration == last)
-                   for (const HostTensor *t : io.inputs)
-                     results.push_back(*t);
+                   results.assign(io.sharedInputs.begin(),
+                                  io.sharedInputs.end());
                  return absl::OkStatus();
                });
       continue;
@@ -200,7 +186,7 @@ absl::Status RankProgram::build(func::FuncOp f, std::vector<HostTensor> args) {
     }
     uint32_t id = addActor(
         op.getName().getStringRef().str(), bound->stream, ins,
-        op.getNumResults(), isa<GetParamOp, ConstantOp, PieceOffsetOp>(op),
+        op.getNumResults(),
         [rank = context.rank, op = &op, site = std::move(site),
          comm = &context.comm, step = options.step,
          kernel = std::move(bound->kernel)](KernelIO &io, int64_t iteration) {
@@ -220,6 +206,9 @@ absl::StatusOr<actor::RunStats>
 RankProgram::run(std::span<Stream *const> streams,
                  std::chrono::steady_clock::time_point origin,
                  std::function<void(const absl::Status &)> onError) {
+  contexts.clear();
+  for (Stream *stream : streams)
+    contexts.emplace_back(context.tensors, *stream);
   actor::RunOptions run;
   run.iterations = options.iterations;
   run.trace = options.trace;
@@ -227,13 +216,16 @@ RankProgram::run(std::span<Stream *const> streams,
   run.onError = std::move(onError);
   run.onFree = [this](uint32_t actor, int64_t iteration) {
     Actor &a = actors[actor];
-    size_t slot = iteration % a.registers.size();
-    if (!a.shared)
-      live -= a.slotBytes[slot];
-    for (auto &t : a.registers[slot])
+    for (auto &t : a.registers[iteration % a.registers.size()])
       t.reset();
   };
-  return actor::run(graph, streams, run);
+  absl::StatusOr<actor::RunStats> stats = actor::run(graph, streams, run);
+  // A failed run leaves tensors in registers; they go now, not with the
+  // program.
+  for (Actor &a : actors)
+    for (auto &slot : a.registers)
+      slot.clear();
+  return stats;
 }
 
 } // namespace
@@ -342,6 +334,82 @@ assemble(MeshCache &meshes, Type logical,
 
 } // namespace
 
+CpuSession::CpuSession(ModuleOp module, uint64_t seed, World *world)
+    : module(module), seed(seed), backends(availableBackends()),
+      ownWorld(world ? nullptr : makeInProcessWorld()),
+      world(world ? *world : *ownWorld) {
+  for (const Backend &b : backends)
+    b.registerKernels(kernels);
+}
+
+CpuSession::~CpuSession() {
+  // The tensors first, then their devices.
+  pending.clear();
+  params.clear();
+}
+
+absl::StatusOr<std::shared_ptr<const Tensor>>
+CpuSession::RankDevice::upload(const HostTensor &t) {
+  absl::StatusOr<std::shared_ptr<Tensor>> d =
+      tensors->allocate(t.shape, t.type);
+  if (!d.ok())
+    return d.status();
+  device->copyAsync((*d)->data(), t.data(), t.byteSize(), *transfer);
+  if (absl::Status s = transfer->synchronize(); !s.ok())
+    return s;
+  return std::shared_ptr<const Tensor>(*std::move(d));
+}
+
+absl::StatusOr<HostTensor> CpuSession::RankDevice::download(const Tensor &t) {
+  HostTensor h = HostTensor::zeros(t.shape, t.type);
+  device->copyAsync(h.data(), t.data(), t.byteSize(), *transfer);
+  if (absl::Status s = transfer->synchronize(); !s.ok())
+    return s;
+  return h;
+}
+
+absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = devices.find(rank); it != devices.end())
+    return &it->second;
+  // The kind of the meshes that hold the rank chooses the backend.
+  std::optional<DeviceKind> kind;
+  for (auto mesh : module.getOps<MeshOp>())
+    for (int64_t p = 0; p < mesh.getNumDevices(); ++p) {
+      if (mesh.getRank(p) != rank)
+        continue;
+      if (kind && *kind != mesh.getDevice())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "rank ", rank, " is a ", stringifyDeviceKind(*kind).str(),
+            " device in one mesh and a ",
+            stringifyDeviceKind(mesh.getDevice()).str(), " device in @",
+            mesh.getSymName().str()));
+      kind = mesh.getDevice();
+    }
+  std::string name = stringifyDeviceKind(kind.value_or(DeviceKind::cpu)).str();
+  const Backend *backend = nullptr;
+  for (const Backend &b : backends)
+    if (b.kind == name)
+      backend = &b;
+  if (!backend)
+    return absl::UnimplementedError(
+        absl::StrCat("rank ", rank, " runs on a ", name,
+                     " device, and this build has no ", name, " backend"));
+  RankDevice d;
+  d.backend = backend;
+  absl::StatusOr<std::unique_ptr<Device>> device = backend->makeDevice(rank);
+  if (!device.ok())
+    return device.status();
+  d.device = *std::move(device);
+  absl::StatusOr<std::unique_ptr<Stream>> transfer =
+      d.device->createStream("transfer");
+  if (!transfer.ok())
+    return transfer.status();
+  d.transfer = *std::move(transfer);
+  d.tensors = std::make_unique<TensorAllocator>(*d.device);
+  return &devices.emplace(rank, std::move(d)).first->second;
+}
+
 absl::Status CpuSession::load(std::map<std::string, HostTensor> values,
                               bool requireAll) {
   for (auto p : module.getOps<ParamOp>()) {
@@ -370,8 +438,11 @@ absl::Status CpuSession::load(std::map<std::string, HostTensor> values,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const HostTensor>>
+absl::StatusOr<std::shared_ptr<const Tensor>>
 CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
+  absl::StatusOr<RankDevice *> device = deviceOf(rank);
+  if (!device.ok())
+    return device.status();
   std::lock_guard<std::mutex> lock(mu);
   auto key = std::make_pair(rank, name.str());
   auto it = params.find(key);
@@ -407,30 +478,49 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   } else {
     piece = whole == &generated ? std::move(generated) : *whole;
   }
-  return params
-      .emplace(key, std::make_shared<const HostTensor>(std::move(piece)))
-      .first->second;
+  absl::StatusOr<std::shared_ptr<const Tensor>> onDevice =
+      (*device)->upload(piece);
+  if (!onDevice.ok())
+    return onDevice.status();
+  return params.emplace(key, *std::move(onDevice)).first->second;
 }
 
-std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+absl::StatusOr<std::map<std::pair<int64_t, std::string>, HostTensor>>
 CpuSession::pieces() {
-  std::lock_guard<std::mutex> lock(mu);
-  return params;
+  Pieces held;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    held = params;
+  }
+  std::map<std::pair<int64_t, std::string>, HostTensor> out;
+  for (auto &[key, piece] : held) {
+    absl::StatusOr<RankDevice *> device = deviceOf(key.first);
+    if (!device.ok())
+      return device.status();
+    absl::StatusOr<HostTensor> host = (*device)->download(*piece);
+    if (!host.ok())
+      return host.status();
+    out.emplace(key, *std::move(host));
+  }
+  return out;
 }
 
 absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
   MeshCache meshes(module);
   std::map<std::string, HostTensor> out;
   // Every process's pieces, on process 0.
-  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
-      all = pieces();
+  absl::StatusOr<std::map<std::pair<int64_t, std::string>, HostTensor>> held =
+      pieces();
+  if (absl::Status s = world.agree(held.status()); !s.ok())
+    return s;
+  std::map<std::pair<int64_t, std::string>, HostTensor> all = *std::move(held);
   if (world.processCount() > 1) {
     WireWriter w;
     w.i64(static_cast<int64_t>(all.size()));
     for (auto &[key, piece] : all) {
       w.i64(key.first);
       w.bytes(key.second);
-      writeTensor(w, *piece);
+      writeTensor(w, piece);
     }
     absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
     if (!parts.ok())
@@ -443,7 +533,7 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
       for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
         int64_t rank = r.i64();
         std::string name(r.bytes());
-        all[{rank, name}] = std::make_shared<const HostTensor>(readTensor(r));
+        all[{rank, name}] = readTensor(r);
       }
       if (!r.ok())
         return absl::InternalError("a process sent garbled parameters");
@@ -461,10 +551,10 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
       // Every mesh position's piece, where all exist (a parameter the
       // programs never read has none).
       MeshOp mesh = meshes.lookup(sbp);
-      std::vector<std::shared_ptr<const HostTensor>> pieces;
+      std::vector<const HostTensor *> pieces;
       for (int64_t q = 0; q < mesh.getNumDevices(); ++q) {
         auto it = all.find({mesh.getRank(q), name});
-        pieces.push_back(it == all.end() ? nullptr : it->second);
+        pieces.push_back(it == all.end() ? nullptr : &it->second);
       }
       fromPieces = llvm::all_of(pieces, [](auto &t) { return t != nullptr; });
       for (int64_t q = 0; fromPieces && q < mesh.getNumDevices(); ++q) {
@@ -517,7 +607,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     std::vector<HostTensor> args;
     absl::StatusOr<std::vector<HostTensor>> results = std::vector<HostTensor>{};
     CommStats stats;
-    int64_t peak = 0;
+    int64_t peak = 0, tensorPeak = 0;
     std::vector<OpEvent> events;
     std::vector<double> iterationDoneUs;
   };
@@ -573,32 +663,48 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         world.abort(s);
         j->results = std::move(s);
       };
+      absl::StatusOr<RankDevice *> device = deviceOf(j->rank);
+      if (!device.ok())
+        return fail(device.status());
+      RankDevice &d = **device;
       absl::StatusOr<std::unique_ptr<Communicator>> comm =
-          world.endpoint(j->rank);
+          d.backend->makeCommunicator(world, j->rank);
       if (!comm.ok())
         return fail(comm.status());
+      // The run's peak starts from what the device holds already (the
+      // parameters); the inputs' copies count in it.
+      d.tensors->resetPeak();
+      std::vector<std::shared_ptr<const Tensor>> args;
+      for (const HostTensor &arg : j->args) {
+        absl::StatusOr<std::shared_ptr<const Tensor>> t = d.upload(arg);
+        if (!t.ok())
+          return fail(t.status());
+        args.push_back(*std::move(t));
+      }
+      j->args.clear();
       // Each rank binds its own program: the mesh cache is not shared
       // between threads.
       MeshCache rankMeshes(module);
       BindContext context{
-          j->rank, rankMeshes, **comm,
+          j->rank,
+          rankMeshes,
+          **comm,
+          *d.tensors,
           [&](llvm::StringRef name, Type local) {
             return param(j->rank, name, local);
           },
           [&, rank = j->rank](llvm::StringRef name,
-                              std::shared_ptr<const HostTensor> piece) {
+                              std::shared_ptr<const Tensor> piece) {
             std::lock_guard<std::mutex> lock(mu);
             pending[{rank, name.str()}] = std::move(piece);
           }};
       RankProgram program(kernels, context, options);
-      if (absl::Status s = program.build(j->program, std::move(j->args));
-          !s.ok())
+      if (absl::Status s = program.build(j->program, std::move(args)); !s.ok())
         return fail(s);
-      CpuDevice device(static_cast<int>(j->rank));
       absl::StatusOr<std::unique_ptr<Stream>> compute =
-          device.createStream("compute");
+          d.device->createStream("compute");
       absl::StatusOr<std::unique_ptr<Stream>> commStream =
-          device.createStream("comm");
+          d.device->createStream("comm");
       if (!compute.ok() || !commStream.ok())
         return fail(compute.ok() ? commStream.status() : compute.status());
       Stream *streams[] = {compute->get(), commStream->get()};
@@ -607,8 +713,16 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       j->stats = (*comm)->stats();
       if (!stats.ok())
         return fail(stats.status());
-      j->results = program.takeResults();
-      j->peak = program.peakBytes();
+      std::vector<HostTensor> results;
+      for (const std::shared_ptr<const Tensor> &t : program.takeResults()) {
+        absl::StatusOr<HostTensor> host = d.download(*t);
+        if (!host.ok())
+          return fail(host.status());
+        results.push_back(*std::move(host));
+      }
+      j->results = std::move(results);
+      j->peak = d.device->allocator().stats().peak;
+      j->tensorPeak = d.tensors->count().peak;
       j->iterationDoneUs = stats->iterationDoneUs;
       for (auto [s, events] : llvm::enumerate(stats->events))
         for (const actor::FiringEvent &e : events)
@@ -638,6 +752,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     w.i64(job.rank);
     writeStats(w, job.stats);
     w.i64(job.peak);
+    w.i64(job.tensorPeak);
     w.i64(static_cast<int64_t>(job.events.size()));
     for (const OpEvent &e : job.events) {
       w.bytes(e.name);
@@ -672,6 +787,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       int64_t rank = r.i64();
       run.comm[rank] = readStats(r);
       run.peakBytes[rank] = r.i64();
+      run.tensorPeakBytes[rank] = r.i64();
       std::vector<OpEvent> &events = run.events[rank];
       for (int64_t e = r.i64(); r.ok() && e > 0; --e) {
         OpEvent ev;

@@ -1,10 +1,14 @@
-//===- CpuExecutor.h - Per-device programs on CPU devices -------*- C++ -*-===//
+//===- CpuExecutor.h - Per-device programs on their devices -----*- C++ -*-===//
 //
-// Runs the per-device programs of a graph (after --pc-distribute) on CPU
-// virtual devices with the actor runtime (runtime/actor): every op instance
-// of every rank is an actor bound to its kernel from the registry
-// (runtime/exec/KernelRegistry.h), on the rank's compute or communication
-// stream; the ranks talk through the ring collectives over shared memory.
+// Runs the per-device programs of a graph (after --pc-distribute) with the
+// actor runtime (runtime/actor): every op instance of every rank is an actor
+// bound to its kernel from the registry (runtime/exec/KernelRegistry.h), on
+// the rank's compute or communication stream. Each hosted rank has one
+// Device for the session's life, of the backend its mesh's device kind
+// names (runtime/exec/Backend.h; CPU virtual devices by default): parameters,
+// inputs, intermediates and results are tensors in its memory, and host
+// tensors appear only where values enter and leave (inputs, results,
+// snapshots, checkpoints).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +18,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/comm/World.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/exec/Backend.h"
 #include "runtime/exec/KernelRegistry.h"
 
 #include "absl/status/statusor.h"
@@ -61,9 +66,14 @@ struct CpuRun {
   std::vector<HostTensor> results;
   /// What each global rank's communicator did.
   std::map<int64_t, CommStats> comm;
-  /// Per global rank: the most bytes of tensors alive at once (inputs,
-  /// parameters and intermediates; a value dies after its last use).
+  /// Per global rank: the device allocator's peak during the run, in bytes
+  /// (parameters, inputs, intermediates, results; a value dies after its
+  /// last use).
   std::map<int64_t, int64_t> peakBytes;
+  /// Per global rank: the executor's own count of the same peak, from the
+  /// tensors it made and dropped. It equals peakBytes unless device memory
+  /// was taken behind the executor's back or outlived its tensor.
+  std::map<int64_t, int64_t> tensorPeakBytes;
   /// Per global rank: every firing, with times from the run's start.
   std::map<int64_t, std::vector<OpEvent>> events;
   /// Per iteration: when its last firing on any rank finished (µs from the
@@ -77,10 +87,8 @@ struct CpuRun {
 /// them in-process, the default).
 class CpuSession {
 public:
-  CpuSession(mlir::ModuleOp module, uint64_t seed, World *world = nullptr)
-      : module(module), seed(seed), kernels(cpuKernels()),
-        ownWorld(world ? nullptr : makeInProcessWorld()),
-        world(world ? *world : *ownWorld) {}
+  CpuSession(mlir::ModuleOp module, uint64_t seed, World *world = nullptr);
+  ~CpuSession();
 
   /// Starts the parameters from `values` (logical tensors by parameter
   /// name) instead of their initializers, resharding them for the programs'
@@ -99,8 +107,8 @@ public:
                              const CpuRunOptions &options = {});
 
   /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
-  /// per-device program (created on first use).
-  absl::StatusOr<std::shared_ptr<const HostTensor>>
+  /// per-device program, on its device (created on first use).
+  absl::StatusOr<std::shared_ptr<const Tensor>>
   param(int64_t rank, llvm::StringRef name, mlir::Type local);
 
   /// Every parameter's logical value now: assembled from the ranks' pieces
@@ -109,26 +117,44 @@ public:
   /// are assembled on process 0 and other processes get an empty map.
   absl::StatusOr<std::map<std::string, HostTensor>> snapshot();
 
-  /// The pieces this process's ranks hold now, by (rank, parameter name);
-  /// parameters no program has read yet have none.
-  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
+  /// The pieces this process's ranks hold now, by (rank, parameter name),
+  /// copied to the host; parameters no program has read yet have none.
+  absl::StatusOr<std::map<std::pair<int64_t, std::string>, HostTensor>>
   pieces();
 
   mlir::ModuleOp getModule() const { return module; }
   World &getWorld() { return world; }
 
 private:
+  /// A hosted rank's device, made on first use by the backend of its mesh's
+  /// device kind, with the allocator of its tensors and a stream for copies
+  /// between it and the host.
+  struct RankDevice {
+    const Backend *backend = nullptr;
+    std::unique_ptr<Device> device;
+    std::unique_ptr<TensorAllocator> tensors;
+    std::unique_ptr<Stream> transfer;
+    /// Copies between the host and the device, through `transfer`.
+    absl::StatusOr<std::shared_ptr<const Tensor>> upload(const HostTensor &t);
+    absl::StatusOr<HostTensor> download(const Tensor &t);
+  };
+  absl::StatusOr<RankDevice *> deviceOf(int64_t rank);
+
+  using Pieces =
+      std::map<std::pair<int64_t, std::string>, std::shared_ptr<const Tensor>>;
+
   mlir::ModuleOp module;
   uint64_t seed;
+  std::vector<Backend> backends;
   KernelRegistry kernels;
   std::unique_ptr<World> ownWorld;
   World &world;
   std::mutex mu;
-  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
-      params;
+  // Declared before the tensors in them, so that they die after them.
+  std::map<int64_t, RankDevice> devices;
+  Pieces params;
   /// What the running step stored (pc.set_param), applied when it succeeds.
-  std::map<std::pair<int64_t, std::string>, std::shared_ptr<const HostTensor>>
-      pending;
+  Pieces pending;
   std::map<std::string, HostTensor> loaded;
 };
 

@@ -44,54 +44,11 @@ absl::StatusOr<CommType> resultType(Type tensorType,
   return type;
 }
 
-void KernelRegistry::add(llvm::StringRef op,
+void KernelRegistry::add(llvm::StringRef device, llvm::StringRef op,
                          std::initializer_list<CommType> types,
                          StreamKind stream, KernelFactory factory) {
   for (CommType t : types)
-    entries[{op.str(), t}] = {stream, factory};
-}
-
-namespace {
-bool isHalf(CommType t) { return t == CommType::F16 || t == CommType::BF16; }
-} // namespace
-
-void KernelRegistry::addWidening(llvm::StringRef op, StreamKind stream,
-                                 KernelFactory factory) {
-  add(op, {CommType::F32}, stream, factory);
-  KernelFactory widened = [factory](Operation *o,
-                                    BindContext &c) -> absl::StatusOr<Kernel> {
-    // The inner kernel is bound as if the op's float types were f32.
-    c.widen = true;
-    absl::StatusOr<Kernel> inner = factory(o, c);
-    c.widen = false;
-    if (!inner.ok())
-      return inner.status();
-    std::vector<CommType> resultTypes;
-    for (Type t : o->getResultTypes()) {
-      absl::StatusOr<CommType> type = commTypeOf(t);
-      if (!type.ok())
-        return type.status();
-      resultTypes.push_back(*type);
-    }
-    return Kernel([inner = *std::move(inner), resultTypes](KernelIO &io) {
-      std::vector<HostTensor> wide(io.inputs.size());
-      std::vector<const HostTensor *> in(io.inputs.begin(), io.inputs.end());
-      for (size_t i = 0; i < in.size(); ++i)
-        if (isHalf(in[i]->type)) {
-          wide[i] = in[i]->convert(CommType::F32);
-          in[i] = &wide[i];
-        }
-      KernelIO inner32{in, {}, io.outputs};
-      if (absl::Status s = inner(inner32); !s.ok())
-        return s;
-      for (size_t r = 0; r < resultTypes.size(); ++r)
-        if (isHalf(resultTypes[r]) && io.outputs[r]->type != resultTypes[r])
-          io.outputs[r] = std::make_shared<const HostTensor>(
-              io.outputs[r]->convert(resultTypes[r]));
-      return absl::OkStatus();
-    });
-  };
-  add(op, {CommType::F16, CommType::BF16}, stream, widened);
+    entries[{device.str(), op.str(), t}] = {stream, factory};
 }
 
 absl::StatusOr<KernelRegistry::Bound>
@@ -102,31 +59,26 @@ KernelRegistry::bind(Operation *op, BindContext &context) const {
   std::string name = op->getName().getStringRef().str();
   if (!keyType || !isa<RankedTensorType>(keyType))
     return absl::UnimplementedError(
-        absl::StrCat("'", name, "' has no kernel on this backend"));
+        absl::StrCat("'", name, "' has no kernel on any backend"));
   absl::StatusOr<CommType> type = commTypeOf(keyType);
   if (!type.ok())
     return type.status();
-  auto it = entries.find({name, *type});
+  std::string device(context.tensors.device().kind());
+  auto it = entries.find({device, name, *type});
   if (it == entries.end()) {
     bool any = false;
     for (auto &[key, entry] : entries)
-      any |= key.first == name;
+      any |= std::get<0>(key) == device && std::get<1>(key) == name;
     return absl::UnimplementedError(
-        any ? absl::StrCat("this backend has no kernel for '", name, "' on ",
-                           nameOf(*type), " tensors")
-            : absl::StrCat("this backend has no kernel for '", name, "'"));
+        any ? absl::StrCat("the ", device, " backend has no kernel for '", name,
+                           "' on ", nameOf(*type), " tensors")
+            : absl::StrCat("the ", device, " backend has no kernel for '", name,
+                           "'"));
   }
   absl::StatusOr<Kernel> kernel = it->second.factory(op, context);
   if (!kernel.ok())
     return kernel.status();
   return Bound{*std::move(kernel), it->second.stream};
-}
-
-KernelRegistry cpuKernels() {
-  KernelRegistry registry;
-  registerComputeKernels(registry);
-  registerCommKernels(registry);
-  return registry;
 }
 
 } // namespace pc::runtime

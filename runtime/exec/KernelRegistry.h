@@ -1,10 +1,14 @@
-//===- KernelRegistry.h - Kernels by op and element type --------*- C++ -*-===//
+//===- KernelRegistry.h - Kernels by op, element type, device ---*- C++ -*-===//
 //
-// The kernels of a backend, looked up by op name and element type. A
+// The kernels of the backends, looked up by op name, element type and
+// device kind ("cpu", "cuda": Device::kind() of the rank's device, which the
+// mesh's device kind chose). A
 // registry entry is a factory: given one op of a per-device program, it
 // reads the op's attributes and types once and returns a bound kernel, a
 // plain function of input tensors to output tensors that the actor runs at
-// every firing without touching the IR again. An op that has no entry for
+// every firing without touching the IR again. Tensors live in the device's
+// memory (runtime/device/Tensor.h); a kernel gets its outputs from the
+// KernelContext (runtime/exec/KernelContext.h). An op that has no entry for
 // its element type is an error at bind time, before anything runs.
 //
 // Entries say which stream their kernels run on: compute, or communication
@@ -17,7 +21,8 @@
 #define PC_RUNTIME_EXEC_KERNELREGISTRY_H
 
 #include "runtime/comm/Communicator.h"
-#include "runtime/device/HostTensor.h"
+#include "runtime/device/Tensor.h"
+#include "runtime/exec/KernelContext.h"
 
 #include "absl/status/statusor.h"
 #include "mlir/IR/Operation.h"
@@ -27,6 +32,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 
 namespace pc {
 class MeshCache;
@@ -36,12 +42,14 @@ namespace pc::runtime {
 
 /// What a bound kernel reads and writes at one firing.
 struct KernelIO {
-  std::span<const HostTensor *const> inputs;
+  /// The device, the stream, and where outputs come from.
+  const KernelContext &context;
+  std::span<const Tensor *const> inputs;
   /// The same inputs as shared references, for kernels that pass an input
   /// on unchanged.
-  std::span<const std::shared_ptr<const HostTensor>> sharedInputs;
+  std::span<const std::shared_ptr<const Tensor>> sharedInputs;
   /// One per result; a kernel may share a tensor it does not change.
-  std::span<std::shared_ptr<const HostTensor>> outputs;
+  std::span<std::shared_ptr<const Tensor>> outputs;
 };
 
 using Kernel = std::function<absl::Status(KernelIO &)>;
@@ -53,14 +61,16 @@ struct BindContext {
   int64_t rank;
   MeshCache &meshes;
   Communicator &comm;
-  /// Rank `rank`'s piece of parameter `name` in the local type.
-  std::function<absl::StatusOr<std::shared_ptr<const HostTensor>>(
+  /// The rank's device memory, for tensors made at bind time (constants).
+  TensorAllocator &tensors;
+  /// Rank `rank`'s piece of parameter `name` in the local type, on its
+  /// device.
+  std::function<absl::StatusOr<std::shared_ptr<const Tensor>>(
       llvm::StringRef name, mlir::Type local)>
       param;
   /// Keeps rank `rank`'s piece of parameter `name` for the next step
   /// (pc.set_param); the session applies it once the step succeeded.
-  std::function<void(llvm::StringRef name,
-                     std::shared_ptr<const HostTensor> piece)>
+  std::function<void(llvm::StringRef name, std::shared_ptr<const Tensor> piece)>
       store;
   /// Per (from, to) layout pair: transfers bound so far, for send/recv tags.
   std::map<std::string, int64_t> transfers;
@@ -84,18 +94,16 @@ public:
     StreamKind stream;
   };
 
-  /// Registers `factory` for `op` ("pc.matmul") on each of `types`.
-  void add(llvm::StringRef op, std::initializer_list<CommType> types,
-           StreamKind stream, KernelFactory factory);
-  /// Registers `factory`, written for f32, for f16 and bf16 too: the bound
-  /// kernel widens float inputs to f32, runs, and rounds float outputs back
-  /// to the op's type once.
-  void addWidening(llvm::StringRef op, StreamKind stream,
-                   KernelFactory factory);
+  /// Registers `factory` for `op` ("pc.matmul") on each of `types`, on
+  /// devices of kind `device` ("cpu").
+  void add(llvm::StringRef device, llvm::StringRef op,
+           std::initializer_list<CommType> types, StreamKind stream,
+           KernelFactory factory);
 
   /// The kernel of `op` for its element type (that of its first result, or
-  /// of its first operand when it has no result). Unimplemented, naming the
-  /// op and the type, when there is none.
+  /// of its first operand when it has no result) on the kind of
+  /// `context.tensors.device()`. Unimplemented, naming the op, the type and
+  /// the device kind, when there is none.
   absl::StatusOr<Bound> bind(mlir::Operation *op, BindContext &context) const;
 
 private:
@@ -103,7 +111,7 @@ private:
     StreamKind stream;
     KernelFactory factory;
   };
-  std::map<std::pair<std::string, CommType>, Entry> entries;
+  std::map<std::tuple<std::string, std::string, CommType>, Entry> entries;
 };
 
 /// The element type of a tensor type, or Unimplemented naming it.
@@ -116,11 +124,10 @@ std::vector<int64_t> shapeOf(mlir::Type tensorType);
 inline constexpr std::initializer_list<CommType> kAllTypes = {
     CommType::F32, CommType::F16, CommType::BF16, CommType::I32, CommType::I64};
 
-/// The CPU backend's kernels: every logical op and the per-device ops that
-/// partitioning emits.
-KernelRegistry cpuKernels();
-void registerComputeKernels(KernelRegistry &registry);
-void registerCommKernels(KernelRegistry &registry);
+/// The CPU backend's kernels (device kind "cpu"): every logical op and the
+/// per-device ops that partitioning emits.
+void registerCpuComputeKernels(KernelRegistry &registry);
+void registerCpuCommKernels(KernelRegistry &registry);
 
 } // namespace pc::runtime
 

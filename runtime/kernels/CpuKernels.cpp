@@ -15,7 +15,7 @@ extern "C" void openblas_set_num_threads(int);
 namespace pc::runtime::cpu {
 namespace {
 
-absl::Status expectF32(const HostTensor &t, const char *what) {
+absl::Status expectF32(const TensorView &t, const char *what) {
   if (t.type != CommType::F32)
     return absl::UnimplementedError(
         absl::StrCat(what, ": the CPU kernel takes f32 values"));
@@ -23,11 +23,11 @@ absl::Status expectF32(const HostTensor &t, const char *what) {
 }
 
 /// Reads an id or label of either integer type.
-int64_t idAt(const HostTensor &t, int64_t i) {
+int64_t idAt(const TensorView &t, int64_t i) {
   return t.type == CommType::I64 ? t.as<int64_t>()[i] : t.as<int32_t>()[i];
 }
 
-absl::Status expectIds(const HostTensor &t, const char *what) {
+absl::Status expectIds(const TensorView &t, const char *what) {
   if (t.type != CommType::I64 && t.type != CommType::I32)
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": ids and labels are i32 or i64"));
@@ -120,8 +120,8 @@ void applyBinary(const float *a, const Shape &as, const float *b,
 
 } // namespace
 
-absl::Status matmul(const HostTensor &a, const HostTensor &b, bool ta, bool tb,
-                    HostTensor &out) {
+absl::Status matmul(const TensorView &a, const TensorView &b, bool ta, bool tb,
+                    const TensorView &out) {
   if (absl::Status s = expectF32(a, "matmul"); !s.ok())
     return s;
   size_t ra = a.shape.size(), rb = b.shape.size(), rr = out.shape.size();
@@ -151,8 +151,8 @@ absl::Status matmul(const HostTensor &a, const HostTensor &b, bool ta, bool tb,
   return absl::OkStatus();
 }
 
-absl::Status binary(Binary op, const HostTensor &a, const HostTensor &b,
-                    HostTensor &out) {
+absl::Status binary(Binary op, const TensorView &a, const TensorView &b,
+                    const TensorView &out) {
   if (absl::Status s = expectF32(a, "binary op"); !s.ok())
     return s;
   const float *x = a.as<float>(), *y = b.as<float>();
@@ -178,7 +178,7 @@ absl::Status binary(Binary op, const HostTensor &a, const HostTensor &b,
   return absl::OkStatus();
 }
 
-absl::Status unary(Unary op, const HostTensor &in, HostTensor &out) {
+absl::Status unary(Unary op, const TensorView &in, const TensorView &out) {
   if (absl::Status s = expectF32(in, "unary op"); !s.ok())
     return s;
   const float *x = in.as<float>();
@@ -229,8 +229,8 @@ absl::Status unary(Unary op, const HostTensor &in, HostTensor &out) {
   return absl::OkStatus();
 }
 
-absl::Status softmax(const HostTensor &in, int64_t axis, bool log,
-                     HostTensor &out) {
+absl::Status softmax(const TensorView &in, int64_t axis, bool log,
+                     const TensorView &out) {
   if (absl::Status s = expectF32(in, "softmax"); !s.ok())
     return s;
   int64_t outer = product(Shape(in.shape.begin(), in.shape.begin() + axis));
@@ -254,9 +254,9 @@ absl::Status softmax(const HostTensor &in, int64_t axis, bool log,
   return absl::OkStatus();
 }
 
-absl::Status normalize(const HostTensor &in, int64_t axis,
-                       const HostTensor &gamma, const HostTensor *beta,
-                       float epsilon, bool rms, HostTensor &out) {
+absl::Status normalize(const TensorView &in, int64_t axis,
+                       const TensorView &gamma, const TensorView *beta,
+                       float epsilon, bool rms, const TensorView &out) {
   if (absl::Status s = expectF32(in, "layer norm"); !s.ok())
     return s;
   int64_t inner = product(Shape(in.shape.begin() + axis, in.shape.end()));
@@ -284,9 +284,9 @@ absl::Status normalize(const HostTensor &in, int64_t axis,
 
 namespace {
 template <typename T>
-void reduceAs(Reduction op, const HostTensor &in,
+void reduceAs(Reduction op, const TensorView &in,
               const std::vector<bool> &reduced, int64_t count,
-              HostTensor &out) {
+              const TensorView &out) {
   size_t rank = in.shape.size();
   Shape keptFull;
   for (size_t d = 0; d < rank; ++d)
@@ -343,8 +343,8 @@ void reduceAs(Reduction op, const HostTensor &in,
 }
 } // namespace
 
-absl::Status reduce(Reduction op, const HostTensor &in,
-                    std::span<const int64_t> axes, HostTensor &out) {
+absl::Status reduce(Reduction op, const TensorView &in,
+                    std::span<const int64_t> axes, const TensorView &out) {
   size_t rank = in.shape.size();
   std::vector<bool> reduced(rank, false);
   int64_t count = 1;
@@ -367,8 +367,8 @@ absl::Status reduce(Reduction op, const HostTensor &in,
   return absl::OkStatus();
 }
 
-absl::Status transpose(const HostTensor &in, std::span<const int64_t> perm,
-                       HostTensor &out) {
+absl::Status transpose(const TensorView &in, std::span<const int64_t> perm,
+                       const TensorView &out) {
   int64_t e = sizeOf(in.type);
   Shape si = stridesOf(in.shape);
   for (int64_t i = 0, n = out.numel(); i < n; ++i) {
@@ -376,13 +376,13 @@ absl::Status transpose(const HostTensor &in, std::span<const int64_t> perm,
     int64_t src = 0;
     for (size_t d = 0; d < perm.size(); ++d)
       src += idx[d] * si[perm[d]];
-    std::copy_n(in.bytes.data() + src * e, e, out.bytes.data() + i * e);
+    std::copy_n(in.data() + src * e, e, out.data() + i * e);
   }
   return absl::OkStatus();
 }
 
-absl::Status embedding(const HostTensor &ids, const HostTensor &table,
-                       bool zeroOutOfRange, HostTensor &out) {
+absl::Status embedding(const TensorView &ids, const TensorView &table,
+                       bool zeroOutOfRange, const TensorView &out) {
   if (absl::Status s = expectIds(ids, "embedding"); !s.ok())
     return s;
   int64_t rows = table.shape[0], width = table.shape[1];
@@ -403,7 +403,7 @@ absl::Status embedding(const HostTensor &ids, const HostTensor &table,
   return absl::OkStatus();
 }
 
-absl::Status oneHot(const HostTensor &labels, HostTensor &out) {
+absl::Status oneHot(const TensorView &labels, const TensorView &out) {
   if (absl::Status s = expectIds(labels, "one hot"); !s.ok())
     return s;
   if (absl::Status s = expectF32(out, "one hot"); !s.ok())
@@ -419,8 +419,8 @@ absl::Status oneHot(const HostTensor &labels, HostTensor &out) {
   return absl::OkStatus();
 }
 
-absl::Status embeddingGrad(const HostTensor &ids, const HostTensor &grad,
-                           HostTensor &out) {
+absl::Status embeddingGrad(const TensorView &ids, const TensorView &grad,
+                           const TensorView &out) {
   if (absl::Status s = expectIds(ids, "embedding grad"); !s.ok())
     return s;
   if (absl::Status s = expectF32(grad, "embedding grad"); !s.ok())
@@ -443,8 +443,8 @@ absl::Status embeddingGrad(const HostTensor &ids, const HostTensor &grad,
   return absl::OkStatus();
 }
 
-absl::Status compare(Comparison op, const HostTensor &a, const HostTensor &b,
-                     HostTensor &out) {
+absl::Status compare(Comparison op, const TensorView &a, const TensorView &b,
+                     const TensorView &out) {
   if (absl::Status s = expectF32(a, "compare"); !s.ok())
     return s;
   const float *x = a.as<float>(), *y = b.as<float>();
@@ -476,7 +476,7 @@ absl::Status compare(Comparison op, const HostTensor &a, const HostTensor &b,
   return absl::OkStatus();
 }
 
-absl::Status causalMask(const HostTensor &in, HostTensor &out) {
+absl::Status causalMask(const TensorView &in, const TensorView &out) {
   if (absl::Status s = expectF32(in, "causal mask"); !s.ok())
     return s;
   size_t rank = in.shape.size();
@@ -489,8 +489,8 @@ absl::Status causalMask(const HostTensor &in, HostTensor &out) {
   return absl::OkStatus();
 }
 
-absl::Status crossEntropy(const HostTensor &logits, const HostTensor &labels,
-                          HostTensor &out) {
+absl::Status crossEntropy(const TensorView &logits, const TensorView &labels,
+                          const TensorView &out) {
   if (absl::Status s = expectIds(labels, "cross entropy"); !s.ok())
     return s;
   int64_t classes = logits.shape.back();
@@ -512,8 +512,8 @@ absl::Status crossEntropy(const HostTensor &logits, const HostTensor &labels,
   return absl::OkStatus();
 }
 
-absl::Status pickLabels(const HostTensor &values, const HostTensor &labels,
-                        HostTensor &out) {
+absl::Status pickLabels(const TensorView &values, const TensorView &labels,
+                        const TensorView &out) {
   if (absl::Status s = expectIds(labels, "pick labels"); !s.ok())
     return s;
   int64_t classes = values.shape.back();
@@ -526,9 +526,8 @@ absl::Status pickLabels(const HostTensor &values, const HostTensor &labels,
   return absl::OkStatus();
 }
 
-absl::Status cast(const HostTensor &in, HostTensor &out) {
-  HostTensor converted = in.convert(out.type);
-  out.bytes = std::move(converted.bytes);
+absl::Status cast(const TensorView &in, const TensorView &out) {
+  convertInto(in, out);
   return absl::OkStatus();
 }
 

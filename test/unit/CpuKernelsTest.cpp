@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/CpuKernels.h"
+#include "runtime/device/HostTensor.h"
 #include "runtime/reference/Kernels.h"
 
 #include <gtest/gtest.h>
@@ -138,8 +139,9 @@ TEST(CpuKernels, NormalizationsAndReductions) {
     }
   for (bool rms : {false, true}) {
     HostTensor out = HostTensor::zeros(x.f32.shape, CommType::F32);
+    TensorView beta(b.f32);
     ASSERT_TRUE(
-        cpu::normalize(x.f32, 2, g.f32, rms ? nullptr : &b.f32, 1e-5f, rms, out)
+        cpu::normalize(x.f32, 2, g.f32, rms ? nullptr : &beta, 1e-5f, rms, out)
             .ok());
     expectClose(
         out, ref::normalize(x.f64, 2, g.f64, rms ? nullptr : &b.f64, 1e-5, rms),

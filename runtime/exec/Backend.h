@@ -1,0 +1,45 @@
+//===- Backend.h - What a device kind brings to the executor ----*- C++ -*-===//
+//
+// A backend is everything the executor needs for one kind of device, and
+// nothing else: how to make a rank's Device, how to make its Communicator,
+// and its kernels. The mesh's device kind (`pc.mesh ... on cuda`) chooses
+// it, per rank. The actor core and the executor know no backend by name: a
+// CUDA backend is a fourth entry of this list, with a CudaDevice, its
+// kernels registered under "cuda", and an NCCL communicator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_EXEC_BACKEND_H
+#define PC_RUNTIME_EXEC_BACKEND_H
+
+#include "runtime/comm/World.h"
+#include "runtime/device/Device.h"
+#include "runtime/exec/KernelRegistry.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pc::runtime {
+
+struct Backend {
+  /// The device kind, as meshes name it.
+  std::string kind;
+  /// The device of global rank `rank`.
+  std::function<absl::StatusOr<std::unique_ptr<Device>>(int64_t rank)>
+      makeDevice;
+  /// Rank `rank`'s endpoint for collectives and send/recv.
+  std::function<absl::StatusOr<std::unique_ptr<Communicator>>(World &world,
+                                                              int64_t rank)>
+      makeCommunicator;
+  /// Adds its kernels, under `kind`.
+  std::function<void(KernelRegistry &)> registerKernels;
+};
+
+/// The backends of this build: "cpu" always.
+std::vector<Backend> availableBackends();
+
+} // namespace pc::runtime
+
+#endif // PC_RUNTIME_EXEC_BACKEND_H
