@@ -23,23 +23,29 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tools/ToolOptions.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  pc::tools::hideLibraryOptions();
+  cl::OptionCategory checkCat("Checking a compiled graph against its logical "
+                              "graph");
   cl::opt<std::string> model(cl::Positional, cl::desc("<model.mlir>"),
-                             cl::Required);
-  cl::opt<std::string> graph("graph", cl::desc("The graph to check (default: "
-                                               "the first func.func)"));
+                             cl::Required, cl::cat(checkCat));
+  cl::opt<std::string> graph("graph",
+                             cl::desc("The graph to check (default: "
+                                      "the first func.func)"),
+                             cl::cat(checkCat));
   cl::opt<std::string> pipeline("pipeline", cl::desc("The passes to run"),
-                                cl::init("pc-distribute"));
+                                cl::init("pc-distribute"), cl::cat(checkCat));
   cl::opt<uint64_t> seed("seed", cl::desc("Seed of inputs and parameters"),
-                         cl::init(1));
+                         cl::init(1), cl::cat(checkCat));
   cl::opt<double> tolerance("tolerance",
                             cl::desc("Largest relative difference accepted"),
-                            cl::init(1e-6));
+                            cl::init(1e-6), cl::cat(checkCat));
   pc::registerAllPasses();
   cl::ParseCommandLineOptions(argc, argv, "pc-check: compiled vs logical\n");
 

@@ -6,11 +6,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/InitAll.h"
+#include "tools/ToolOptions.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  // What --help lists: mlir-opt's own options and pc's passes, not LLVM's
+  // internal flags.
+  pc::tools::hideLibraryOptions();
   mlir::DialectRegistry registry;
   pc::registerAllDialects(registry);
   pc::registerAllPasses();

@@ -26,6 +26,7 @@
 #include "runtime/exec/Safetensors.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/reference/Interpreter.h"
+#include "tools/ToolOptions.h"
 #include "tools/pc-run/Train.h"
 
 #include "dialect/PcOps.h"
@@ -71,35 +72,45 @@ struct Argument {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  pc::tools::hideLibraryOptions();
+  cl::OptionCategory runCat("Model and run");
   cl::opt<std::string> model(cl::Positional, cl::desc("<model.mlir>"),
-                             cl::Required);
+                             cl::Required, cl::cat(runCat));
   cl::opt<std::string> devices(
       "devices",
       cl::desc("cpu:N: N CPU virtual devices (per process under mpirun)"),
-      cl::init("cpu:1"));
+      cl::init("cpu:1"), cl::cat(runCat));
   cl::opt<std::string> inputsDir(
-      "inputs", cl::desc("Directory of <name>.npy or argN.npy inputs"));
+      "inputs", cl::desc("Directory of <name>.npy or argN.npy inputs"),
+      cl::cat(runCat));
   cl::opt<std::string> outputsDir("dump-outputs",
-                                  cl::desc("Directory for outN.npy outputs"));
+                                  cl::desc("Directory for outN.npy outputs"),
+                                  cl::cat(runCat));
   cl::opt<uint64_t> seed("seed", cl::desc("Seed of inputs and parameters"),
-                         cl::init(0));
-  cl::opt<int> steps("steps", cl::desc("Forward passes to run"), cl::init(1));
+                         cl::init(0), cl::cat(runCat));
+  cl::opt<int> steps("steps", cl::desc("Forward passes to run"), cl::init(1),
+                     cl::cat(runCat));
   cl::opt<int> registers(
       "registers",
       cl::desc("Registers per actor: how many steps a value may run ahead of "
                "its slowest consumer"),
-      cl::init(2));
-  cl::opt<std::string> reportPath("report", cl::desc("JSON report file"));
-  cl::opt<std::string> graphName("graph", cl::desc("Graph to run"));
+      cl::init(2), cl::cat(runCat));
+  cl::opt<std::string> reportPath("report", cl::desc("JSON report file"),
+                                  cl::cat(runCat));
+  cl::opt<std::string> graphName("graph", cl::desc("Graph to run"),
+                                 cl::cat(runCat));
   cl::opt<std::string> paramsPath(
-      "params", cl::desc("Parameters from a .safetensors file, by name"));
+      "params", cl::desc("Parameters from a .safetensors file, by name"),
+      cl::cat(runCat));
   cl::opt<std::string> tracePath(
-      "trace", cl::desc("Chrome/Perfetto trace of every actor firing (JSON; "
-                        "with --train, of the last step)"));
+      "trace",
+      cl::desc("Chrome/Perfetto trace of every actor firing (JSON; "
+               "with --train, of the last step)"),
+      cl::cat(runCat));
   cl::opt<int> threadsPerDevice(
       "threads-per-device",
       cl::desc("BLAS threads per device (default: cores / devices)"),
-      cl::init(0));
+      cl::init(0), cl::cat(runCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
   cl::opt<bool> train("train",
