@@ -11,7 +11,7 @@
 #ifndef PC_RUNTIME_COMM_BOXINGSTEPS_H
 #define PC_RUNTIME_COMM_BOXINGSTEPS_H
 
-#include "passes/CostModel.h"
+#include "boxing/CostModel.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/device/HostTensor.h"
 #include "runtime/device/Tensor.h"

@@ -6,7 +6,7 @@
 // reduce-scatter then an all-gather over even chunks of the buffer; all-to-all
 // exchanges pairwise; broadcast copies from the root. Each endpoint counts
 // the bytes it sent and received, which equal the cost model's exact bytes
-// (passes/CostModel.h).
+// (boxing/CostModel.h).
 //
 // A member that fails outside a collective calls abort(); every member
 // waiting in, or later entering, a collective then returns that error.

@@ -3,7 +3,7 @@
 #include "runtime/exec/Checkpoint.h"
 
 #include "dialect/PcOps.h"
-#include "passes/PassUtils.h"
+#include "boxing/MeshCache.h"
 #include "runtime/comm/Wire.h"
 #include "runtime/exec/Safetensors.h"
 

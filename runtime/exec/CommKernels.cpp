@@ -10,8 +10,8 @@
 #include "runtime/exec/KernelRegistry.h"
 
 #include "dialect/PcOps.h"
-#include "passes/BoxingPlanner.h"
-#include "passes/PassUtils.h"
+#include "boxing/BoxingPlanner.h"
+#include "boxing/MeshCache.h"
 #include "runtime/comm/BoxingSteps.h"
 
 #include "llvm/ADT/Hashing.h"

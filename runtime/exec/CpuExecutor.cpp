@@ -2,11 +2,11 @@
 
 #include "runtime/exec/CpuExecutor.h"
 
+#include "boxing/MeshCache.h"
+#include "dialect/ParamInit.h"
 #include "dialect/PcOps.h"
-#include "passes/PassUtils.h"
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/comm/Wire.h"
-#include "runtime/reference/Interpreter.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -457,16 +457,16 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   const HostTensor *whole = &generated;
   if (auto l = loaded.find(name.str()); l != loaded.end()) {
     whole = &l->second;
-  } else {
-    absl::StatusOr<reference::Array> value =
-        reference::initialParam(module, name, seed);
-    if (!value.ok())
-      return value.status();
-    generated = HostTensor::zeros(value->shape, *type);
-    for (int64_t i = 0; i < generated.numel(); ++i)
-      generated.set(i, value->data[i]);
   }
   auto p = module.lookupSymbol<ParamOp>(name);
+  if (!p)
+    return absl::NotFoundError(absl::StrCat("no parameter @", name.str()));
+  if (whole == &generated) {
+    std::vector<double> values = initialValues(p, seed);
+    generated = HostTensor::zeros(shapeOf(p.getType()), *type);
+    for (int64_t i = 0; i < generated.numel(); ++i)
+      generated.set(i, values[i]);
+  }
   SbpAttr sbp = getSbp(p.getType());
   HostTensor piece;
   if (sbp && !getSbp(local)) {
@@ -573,12 +573,9 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
       if (auto l = loaded.find(name); l != loaded.end()) {
         whole = l->second;
       } else {
-        absl::StatusOr<reference::Array> value =
-            reference::initialParam(module, name, seed);
-        if (!value.ok())
-          return value.status();
+        std::vector<double> values = initialValues(p, seed);
         for (int64_t i = 0; i < whole.numel(); ++i)
-          whole.set(i, value->data[i]);
+          whole.set(i, values[i]);
       }
     }
     out[name] = std::move(whole);

@@ -13,7 +13,7 @@
 // ops, raised by every member, before any data moves.
 //
 // Byte counts follow the ring algorithms whichever way the data moved, so
-// that reports match the cost model (passes/CostModel.h).
+// that reports match the cost model (boxing/CostModel.h).
 //
 //===----------------------------------------------------------------------===//
 

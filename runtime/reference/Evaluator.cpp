@@ -112,7 +112,7 @@ absl::Status Evaluator::evalStep(Operation *op) {
     if (!parts.ok())
       return parts.status();
     env[result] = combine(*parts, toReduceKind(ar.getReduce()));
-    // Counted as the ring moves it (passes/CostModel.h).
+    // Counted as the ring moves it (boxing/CostModel.h).
     int64_t n = parts->size(), total = in.size();
     auto chunk = [&](int64_t k) { return splitRange(total, n, k).size; };
     world->record(

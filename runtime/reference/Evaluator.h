@@ -12,7 +12,7 @@
 #include "runtime/reference/Interpreter.h"
 
 #include "dialect/PcOps.h"
-#include "passes/PassUtils.h"
+#include "boxing/MeshCache.h"
 #include "runtime/reference/Kernels.h"
 
 #include "absl/status/statusor.h"

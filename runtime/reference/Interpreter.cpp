@@ -11,6 +11,8 @@
 
 #include "runtime/reference/Evaluator.h"
 
+#include "dialect/ParamInit.h"
+
 #include "absl/strings/str_cat.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -32,33 +34,7 @@ absl::StatusOr<Array> initialParam(ModuleOp module, llvm::StringRef name,
   if (!param)
     return absl::NotFoundError(absl::StrCat("no parameter @", name.str()));
   Array a = Array::zeros(shapeOf(param.getType()));
-  InitAttr init = param.getInit();
-  std::mt19937_64 rng(seed ^ fnv1a(name));
-  double x = init.getFirst(), y = init.getSecond();
-  for (double &v : a.data) {
-    switch (init.getKind()) {
-    case InitKind::zeros:
-      v = 0;
-      break;
-    case InitKind::ones:
-      v = 1;
-      break;
-    case InitKind::constant:
-      v = x;
-      break;
-    case InitKind::normal:
-      v = std::normal_distribution<double>(x, y)(rng);
-      break;
-    case InitKind::truncated_normal:
-      do
-        v = std::normal_distribution<double>(x, y)(rng);
-      while (std::abs(v - x) > 2 * y);
-      break;
-    case InitKind::uniform:
-      v = std::uniform_real_distribution<double>(x, y)(rng);
-      break;
-    }
-  }
+  a.data = initialValues(param, seed);
   return a;
 }
 

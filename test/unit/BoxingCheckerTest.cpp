@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/BoxingPlanner.h"
+#include "boxing/BoxingPlanner.h"
 
 #include "test/unit/SbpNotation.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/BoxingPlanner.h"
+#include "boxing/BoxingPlanner.h"
 #include "runtime/comm/BoxingSteps.h"
 #include "runtime/cpu/SharedMemoryComm.h"
 

@@ -1,6 +1,6 @@
 //===- BoxingPlannerTest.cpp - The plans and costs of the boxing table ----===//
 
-#include "passes/BoxingPlanner.h"
+#include "boxing/BoxingPlanner.h"
 
 #include "test/unit/SbpNotation.h"
 

@@ -3,7 +3,7 @@
 // Every collective on random data, for groups of 1 to 5 members taken out
 // of order from a world of 6, with uneven pieces: results against a direct
 // computation, and bytes against the ring algorithms' counts, which the cost
-// model's exact bytes also give (passes/CostModel.h).
+// model's exact bytes also give (boxing/CostModel.h).
 //
 //===----------------------------------------------------------------------===//
 

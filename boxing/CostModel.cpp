@@ -1,6 +1,6 @@
 //===- CostModel.cpp - The cost of boxing steps ---------------------------===//
 
-#include "passes/CostModel.h"
+#include "boxing/CostModel.h"
 
 #include <algorithm>
 #include <cassert>

@@ -20,10 +20,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PC_PASSES_BOXINGPLANNER_H
-#define PC_PASSES_BOXINGPLANNER_H
+#ifndef PC_BOXING_BOXINGPLANNER_H
+#define PC_BOXING_BOXINGPLANNER_H
 
-#include "passes/CostModel.h"
+#include "boxing/CostModel.h"
 
 #include <map>
 #include <optional>
@@ -113,4 +113,4 @@ RankBytes planBytes(const Plan &plan, std::span<const int64_t> shape,
 
 } // namespace pc::boxing
 
-#endif // PC_PASSES_BOXINGPLANNER_H
+#endif // PC_BOXING_BOXINGPLANNER_H

@@ -1,6 +1,6 @@
 //===- BoxingPlanner.cpp - Cheapest collective sequences between SBPs -----===//
 
-#include "passes/BoxingPlanner.h"
+#include "boxing/BoxingPlanner.h"
 
 #include <algorithm>
 #include <cassert>

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PC_PASSES_COSTMODEL_H
-#define PC_PASSES_COSTMODEL_H
+#ifndef PC_BOXING_COSTMODEL_H
+#define PC_BOXING_COSTMODEL_H
 
 #include "dialect/Sharding.h"
 
@@ -81,4 +81,4 @@ RankBytes exactBytes(const Step &step, std::span<const int64_t> shape,
 
 } // namespace pc::boxing
 
-#endif // PC_PASSES_COSTMODEL_H
+#endif // PC_BOXING_COSTMODEL_H
