@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "api/GraphImpl.h"
+#include "dialect/ProgramAttrs.h"
 
 #include "passes/InitAll.h"
 
@@ -137,8 +138,7 @@ Value Graph::input(const std::string &name, std::vector<int64_t> shape,
   SmallVector<Type> inputs(body.getArgumentTypes());
   state->func.setType(
       FunctionType::get(ctx.get(), inputs, state->func.getResultTypes()));
-  state->func.setArgAttr(arg.getArgNumber(), "pc.name",
-                         StringAttr::get(ctx.get(), name));
+  attrs::setArgName(state->func, arg.getArgNumber(), name);
   state->names.push_back(name);
   Value v;
   v.graph = this;
@@ -280,9 +280,9 @@ ModuleOp Graph::module() {
   state->func.setType(
       FunctionType::get(ctx.get(), body.getArgumentTypes(), types));
   for (auto [i, out] : llvm::enumerate(state->outputs)) {
-    state->func.setResultAttr(i, "pc.name", b.getStringAttr(out.first));
+    attrs::setResultName(state->func, i, out.first);
     if (state->lossIndex == i)
-      state->func.setResultAttr(i, "pc.loss", b.getUnitAttr());
+      attrs::setLoss(state->func, i);
   }
   return *state->module;
 }

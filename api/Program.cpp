@@ -3,6 +3,7 @@
 #include "api/Program.h"
 
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
@@ -53,8 +54,8 @@ std::string Program::plan() const {
     os << "], " << mesh.getNumDevices() << " devices\n";
   }
   for (auto f : m.getOps<func::FuncOp>()) {
-    auto ranks = f->getAttrOfType<DenseI64ArrayAttr>("pc.ranks");
-    if (!ranks)
+    ArrayRef<int64_t> ranks = attrs::getRanks(f);
+    if (ranks.empty())
       continue;
     std::map<std::string, int64_t> kinds;
     int64_t ops = 0;
@@ -76,8 +77,8 @@ std::string Program::plan() const {
       }
       ++kinds[op->getName().stripDialect().str()];
     });
-    os << "@" << f.getSymName() << " on ranks "
-       << absl::StrJoin(ranks.asArrayRef(), ",") << ": " << ops << " ops";
+    os << "@" << f.getSymName() << " on ranks " << absl::StrJoin(ranks, ",")
+       << ": " << ops << " ops";
     for (auto &[kind, n] : kinds)
       os << ", " << n << " " << kind;
     os << "\n";

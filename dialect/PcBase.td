@@ -32,6 +32,24 @@ def Pc_Dialect : Dialect {
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  // The discardable attributes: their names live here only; code reads and
+  // writes them through dialect/ProgramAttrs.h.
+  let discardableAttrs = (ins
+    // On a per-device program (func.func): the logical graph it is a part
+    // of, and the global ranks that run it.
+    "::mlir::StringAttr":$graph,
+    "::mlir::DenseI64ArrayAttr":$ranks,
+    // On an op after SBP propagation: the layout it consumes each operand in.
+    "::mlir::ArrayAttr":$operand_sbps,
+    // On a program's arguments and results: the logical graph's position
+    // and type of the value, its user-facing name, and what a result is for
+    // in training (the loss; the gradient of a parameter).
+    "::mlir::IntegerAttr":$index,
+    "::mlir::TypeAttr":$logical_type,
+    "::mlir::StringAttr":$name,
+    "::mlir::UnitAttr":$loss,
+    "::mlir::FlatSymbolRefAttr":$grad
+  );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -2,6 +2,7 @@
 
 #include "dialect/PcDialect.h"
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -19,12 +20,12 @@ void pc::PcDialect::initialize() {
 
 LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
-  if (attr.getName() == kOperandSbpsAttrName) {
+  if (attr.getName() == pc::attrs::kOperandSbps) {
     auto wants = dyn_cast<ArrayAttr>(attr.getValue());
     if (!wants || wants.size() != op->getNumOperands() ||
         !llvm::all_of(wants, [](Attribute a) { return isa<SbpAttr>(a); }))
       return op->emitOpError()
-             << "'" << kOperandSbpsAttrName
+             << "'" << pc::attrs::kOperandSbps
              << "' must be an array of one #pc.sbp per operand ("
              << op->getNumOperands() << ")";
     for (auto [i, want, v] : llvm::enumerate(wants, op->getOperands())) {
@@ -37,13 +38,13 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
-  if (attr.getName() == "pc.graph") {
+  if (attr.getName() == pc::attrs::kGraph) {
     if (!isa<func::FuncOp>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitOpError("'pc.graph' names the logical graph of a "
                              "per-device program: a string on a func.func");
     return success();
   }
-  if (attr.getName() == "pc.ranks") {
+  if (attr.getName() == pc::attrs::kRanks) {
     auto ranks = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!isa<func::FuncOp>(op) || !ranks || ranks.empty())
       return op->emitOpError("'pc.ranks' lists the ranks that run a "
@@ -61,7 +62,7 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   StringRef article = what == "argument" ? "an " : "a ";
   // A user-facing name of a graph input or output: pc-run reads and writes
   // `<name>.npy`, so the name must be a plain file name, and unique.
-  if (attr.getName() == "pc.name") {
+  if (attr.getName() == pc::attrs::kName) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
     if (!name || name.getValue().empty() || name.getValue().front() == '.' ||
         !llvm::all_of(name.getValue(), [](char c) {
@@ -77,9 +78,9 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
     bool isArg = what == "argument";
     unsigned count = isArg ? func.getNumArguments() : func.getNumResults();
     for (unsigned other = 0; other < index && other < count; ++other) {
-      auto seen = isArg
-                      ? func.getArgAttrOfType<StringAttr>(other, "pc.name")
-                      : func.getResultAttrOfType<StringAttr>(other, "pc.name");
+      auto seen =
+          isArg ? func.getArgAttrOfType<StringAttr>(other, pc::attrs::kName)
+                : func.getResultAttrOfType<StringAttr>(other, pc::attrs::kName);
       if (seen == name)
         return op->emitOpError()
                << what << "s #" << other << " and #" << index
@@ -87,13 +88,13 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
     }
     return success();
   }
-  if (attr.getName() == "pc.index") {
+  if (attr.getName() == pc::attrs::kIndex) {
     if (!isa<IntegerAttr>(attr.getValue()))
       return op->emitOpError()
              << "'pc.index' of " << article << what << " must be an integer";
     return success();
   }
-  if (attr.getName() == "pc.logical_type") {
+  if (attr.getName() == pc::attrs::kLogicalType) {
     auto type = dyn_cast<TypeAttr>(attr.getValue());
     if (!type || !pc::getSbp(type.getValue()))
       return op->emitOpError() << "'pc.logical_type' of " << article << what
@@ -103,8 +104,9 @@ static LogicalResult verifyValueAttr(Operation *op, NamedAttribute attr,
   }
   // What a result is for in training: the loss that --pc-autodiff
   // differentiates, and the gradients it adds.
-  if (attr.getName() == "pc.loss" || attr.getName() == "pc.grad") {
-    bool loss = attr.getName() == "pc.loss";
+  if (attr.getName() == pc::attrs::kLoss ||
+      attr.getName() == pc::attrs::kGrad) {
+    bool loss = attr.getName() == pc::attrs::kLoss;
     if (what != "result")
       return op->emitOpError() << "'" << attr.getName().getValue()
                                << "' marks a result, not an " << what;

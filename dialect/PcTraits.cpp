@@ -2,6 +2,7 @@
 
 #include "dialect/PcTraits.h"
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -60,7 +61,7 @@ LogicalResult pc::verifySameMesh(Operation *op) {
   // Once propagation has recorded the layouts an op consumes its operands
   // in, those are the operands' layouts for the op; boxing will make them
   // the operands' own.
-  auto wants = op->getAttrOfType<ArrayAttr>(kOperandSbpsAttrName);
+  ArrayAttr wants = attrs::getOperandSbps(op);
   FlatSymbolRefAttr mesh;
   std::string first;
   auto check = [&](SbpAttr sbp, const Twine &what) -> LogicalResult {
@@ -119,7 +120,7 @@ LogicalResult pc::verifySbpSymbolUses(Operation *op,
         return verifySbpType(op, t, what, symbols);
       })))
     return failure();
-  if (auto wants = op->getAttrOfType<ArrayAttr>(kOperandSbpsAttrName))
+  if (ArrayAttr wants = attrs::getOperandSbps(op))
     for (auto [i, want, v] : llvm::enumerate(wants, op->getOperands()))
       if (auto tensor = dyn_cast<RankedTensorType>(v.getType()))
         if (failed(verifySbpType(

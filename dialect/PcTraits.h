@@ -18,10 +18,6 @@ namespace pc {
 
 class MeshOp;
 
-/// The discardable attribute in which SBP propagation records the layout an
-/// op consumes each operand in (an array of #pc.sbp, one per operand).
-inline constexpr llvm::StringLiteral kOperandSbpsAttrName = "pc.operand_sbps";
-
 /// The most elements a tensor may have (2^48): byte counts and offsets then
 /// fit in int64 with room to spare.
 inline constexpr int64_t kMaxElementsLog2 = 48;

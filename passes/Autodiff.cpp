@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/ProgramAttrs.h"
 #include "passes/GradientRules.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
@@ -36,7 +37,7 @@ bool isFloatTensor(Type t) {
 FailureOr<unsigned> findLoss(func::FuncOp f, bool required) {
   std::optional<unsigned> marked;
   for (unsigned i = 0; i < f.getNumResults(); ++i)
-    if (f.getResultAttr(i, "pc.loss")) {
+    if (attrs::isLoss(f, i)) {
       if (marked)
         return f.emitOpError() << "marks results #" << *marked << " and #" << i
                                << " as {pc.loss}; a graph has one loss";
@@ -68,7 +69,7 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> graphs;
     for (auto f : module.getOps<func::FuncOp>()) {
-      if (f.isExternal() || f->hasAttr("pc.graph"))
+      if (f.isExternal() || attrs::getGraph(f))
         continue;
       if (!graph.empty() && f.getSymName() != graph)
         continue;
@@ -92,14 +93,14 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
 
   static bool hasLossMark(func::FuncOp f) {
     for (unsigned i = 0; i < f.getNumResults(); ++i)
-      if (f.getResultAttr(i, "pc.loss"))
+      if (attrs::isLoss(f, i))
         return true;
     return false;
   }
 
   LogicalResult differentiate(ModuleOp module, func::FuncOp f, unsigned loss) {
     // Marked, so that the optimizer and the training loop find it too.
-    f.setResultAttr(loss, "pc.loss", UnitAttr::get(f.getContext()));
+    attrs::setLoss(f, loss);
     Block &body = f.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     Value lossValue = ret.getOperand(loss);
@@ -198,11 +199,10 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     SmallVector<Value> results(ret.getOperands());
     for (StringAttr name : order) {
       Value g = paramGrads.lookup(name);
-      auto attrs = b.getDictionaryAttr(
-          {b.getNamedAttr("pc.grad", FlatSymbolRefAttr::get(name)),
-           b.getNamedAttr("pc.name",
-                          b.getStringAttr(name.getValue() + ".grad"))});
-      if (failed(f.insertResult(f.getNumResults(), g.getType(), attrs)))
+      auto resultAttrs = b.getDictionaryAttr(
+          {attrs::grad(b, FlatSymbolRefAttr::get(name)),
+           attrs::name(b, (name.getValue() + ".grad").str())});
+      if (failed(f.insertResult(f.getNumResults(), g.getType(), resultAttrs)))
         return failure();
       results.push_back(g);
       ++numGradients;

@@ -1,5 +1,6 @@
 //===- InsertBoxing.cpp - --pc-insert-boxing ------------------------------===//
 
+#include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 
@@ -46,7 +47,7 @@ struct InsertBoxingPass : public pc::impl::InsertBoxingBase<InsertBoxingPass> {
     };
 
     getOperation().walk([&](Operation *op) {
-      auto wants = op->getAttrOfType<ArrayAttr>(kOperandSbpsAttrName);
+      ArrayAttr wants = attrs::getOperandSbps(op);
       if (!wants)
         return;
       for (auto [i, want] : llvm::enumerate(wants)) {
@@ -55,7 +56,7 @@ struct InsertBoxingPass : public pc::impl::InsertBoxingBase<InsertBoxingPass> {
         if (getSbp(v.getType()) != sbp)
           op->setOperand(i, box(v, sbp));
       }
-      op->removeAttr(kOperandSbpsAttrName);
+      op->removeAttr(attrs::kOperandSbps);
     });
 
     // A user's constraint becomes a decided change, or nothing.

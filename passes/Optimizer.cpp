@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/ProgramAttrs.h"
 #include "passes/LogicalEmitter.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
@@ -47,8 +48,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       return signalPassFailure();
     }
     for (auto f : llvm::to_vector(module.getOps<func::FuncOp>()))
-      if (!f.isExternal() && !f->hasAttr("pc.graph") &&
-          failed(update(module, f)))
+      if (!f.isExternal() && !attrs::getGraph(f) && failed(update(module, f)))
         return signalPassFailure();
   }
 
@@ -96,7 +96,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
   LogicalResult update(ModuleOp module, func::FuncOp f) {
     SmallVector<unsigned> gradResults;
     for (unsigned i = 0; i < f.getNumResults(); ++i)
-      if (f.getResultAttr(i, "pc.grad"))
+      if (attrs::getGrad(f, i))
         gradResults.push_back(i);
     if (gradResults.empty())
       return success(); // Not a training graph.
@@ -120,7 +120,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     SmallVector<Trained> trained;
     Value lr32;
     for (unsigned i : gradResults) {
-      auto name = f.getResultAttrOfType<FlatSymbolRefAttr>(i, "pc.grad");
+      FlatSymbolRefAttr name = attrs::getGrad(f, i);
       auto param = module.lookupSymbol<ParamOp>(name);
       if (!param)
         return f.emitOpError() << "result #" << i << " is the gradient of "
@@ -145,8 +145,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         withSbp(RankedTensorType::get({}, b.getF32Type()), e.scalarLayout));
     unsigned lrIndex = f.getNumArguments();
     if (failed(f.insertArgument(lrIndex, lrType,
-                                b.getDictionaryAttr({b.getNamedAttr(
-                                    "pc.name", b.getStringAttr("lr"))}),
+                                b.getDictionaryAttr({attrs::name(b, "lr")}),
                                 f.getLoc())))
       return failure();
     lr32 = body.getArgument(lrIndex);
@@ -277,8 +276,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     if (gradNorm) {
       if (failed(f.insertResult(
               f.getNumResults(), gradNorm.getType(),
-              b.getDictionaryAttr(
-                  {b.getNamedAttr("pc.name", b.getStringAttr("grad_norm"))}))))
+              b.getDictionaryAttr({attrs::name(b, "grad_norm")}))))
         return failure();
       results.push_back(gradNorm);
     }

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/ProgramAttrs.h"
 #include "passes/LocalOps.h"
 #include "passes/Passes.h"
 
@@ -211,8 +212,8 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
   auto program = func::FuncOp::create(
       b, f.getLoc(), (f.getSymName() + ".part" + Twine(index)).str(),
       FunctionType::get(ctx, {}, {}));
-  program->setAttr("pc.graph", b.getStringAttr(f.getSymName()));
-  program->setAttr("pc.ranks", b.getDenseI64ArrayAttr(ranks));
+  attrs::setGraph(program, f.getSymName());
+  attrs::setRanks(program, ranks);
   Block *body = program.addEntryBlock();
   b.setInsertionPointToStart(body);
 
@@ -222,13 +223,12 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
   // pc.grad), travel with the value, so that a runner given only per-device
   // programs still reads and writes the named files and finds the loss.
   auto attrsFor = [&](int64_t i, Type logical, DictionaryAttr original) {
-    SmallVector<NamedAttribute> attrs{
-        b.getNamedAttr("pc.index", b.getI64IntegerAttr(i)),
-        b.getNamedAttr("pc.logical_type", TypeAttr::get(logical))};
-    for (StringRef kept : {"pc.name", "pc.loss", "pc.grad"})
+    SmallVector<NamedAttribute> entries{attrs::index(b, i),
+                                        attrs::logicalType(b, logical)};
+    for (StringRef kept : {attrs::kName, attrs::kLoss, attrs::kGrad})
       if (Attribute a = original ? original.get(kept) : Attribute())
-        attrs.push_back(b.getNamedAttr(kept, a));
-    return b.getDictionaryAttr(attrs);
+        entries.push_back(b.getNamedAttr(kept, a));
+    return b.getDictionaryAttr(entries);
   };
   for (BlockArgument arg : f.getArguments())
     if (auto t = view.localType(arg.getType())) {
@@ -312,7 +312,7 @@ struct PartitionPass : public pc::impl::PartitionBase<PartitionPass> {
     Partitioner p(getOperation());
     SmallVector<func::FuncOp> graphs;
     forEachGraph(getOperation(), [&](func::FuncOp f) {
-      if (!f->hasAttr("pc.graph"))
+      if (!attrs::getGraph(f))
         graphs.push_back(f);
     });
     int64_t programs = 0, ranks = 0;

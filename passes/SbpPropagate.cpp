@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 
@@ -479,7 +480,7 @@ void Propagator::apply(func::FuncOp f) {
       // The next step reads the value in the parameter's layout.
       SbpAttr want = paramLayoutOf(set.getNameAttr());
       if (want && want != layout.lookup(set.getValue()))
-        op.setAttr("pc.operand_sbps", ArrayAttr::get(ctx, {want}));
+        attrs::setOperandSbps(&op, ArrayAttr::get(ctx, {want}));
       continue;
     }
     auto it = chosen.find(&op);
@@ -488,7 +489,7 @@ void Propagator::apply(func::FuncOp f) {
     SmallVector<Attribute> wants;
     for (const auto &entries : it->second.operands)
       wants.push_back(sbpOf(chosenMesh[&op], entries));
-    op.setAttr("pc.operand_sbps", ArrayAttr::get(ctx, wants));
+    attrs::setOperandSbps(&op, ArrayAttr::get(ctx, wants));
   }
   // Results: keep annotated ones (a return converts to them), take the
   // layout of the returned value otherwise.
@@ -505,7 +506,7 @@ void Propagator::apply(func::FuncOp f) {
     wants.push_back(want);
   }
   if (converts)
-    ret->setAttr("pc.operand_sbps", ArrayAttr::get(ctx, wants));
+    attrs::setOperandSbps(ret, ArrayAttr::get(ctx, wants));
   f.setType(FunctionType::get(ctx, body.getArgumentTypes(), results));
 }
 

@@ -5,6 +5,7 @@
 #include "boxing/MeshCache.h"
 #include "dialect/ParamInit.h"
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/comm/Wire.h"
 
@@ -612,11 +613,10 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   std::map<int64_t, func::FuncOp> programOf; // every rank's, on every process
   int64_t worldSize = 0;
   for (auto f : module.getOps<func::FuncOp>()) {
-    auto g = f->getAttrOfType<StringAttr>("pc.graph");
+    StringAttr g = attrs::getGraph(f);
     if (!g || g.getValue() != graph)
       continue;
-    for (int64_t rank :
-         f->getAttrOfType<DenseI64ArrayAttr>("pc.ranks").asArrayRef()) {
+    for (int64_t rank : attrs::getRanks(f)) {
       worldSize = std::max(worldSize, rank + 1);
       programOf[rank] = f;
     }
@@ -632,9 +632,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     Job job{f, rank, {}};
     for (BlockArgument arg : f.getArguments()) {
       unsigned i = arg.getArgNumber();
-      int64_t index = f.getArgAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      Type logical =
-          f.getArgAttrOfType<TypeAttr>(i, "pc.logical_type").getValue();
+      int64_t index = *attrs::getArgIndex(f, i);
+      Type logical = attrs::getArgLogicalType(f, i);
       if (index >= static_cast<int64_t>(inputs.size()))
         return absl::InvalidArgumentError(absl::StrCat(
             "@", graph.str(), " needs input #", index, ", not given"));
@@ -803,11 +802,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       func::FuncOp program = programOf[rank];
       int64_t results = r.i64();
       for (int64_t i = 0; r.ok() && i < results; ++i) {
-        int64_t index =
-            program.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-        pieces[index].first =
-            program.getResultAttrOfType<TypeAttr>(i, "pc.logical_type")
-                .getValue();
+        int64_t index = *attrs::getResultIndex(program, i);
+        pieces[index].first = attrs::getResultLogicalType(program, i);
         pieces[index].second[rank] = readTensor(r);
       }
     }

@@ -1,6 +1,7 @@
 //===- ProgramInterface.cpp - The inputs and outputs of a compiled graph --===//
 
 #include "runtime/exec/ProgramInterface.h"
+#include "dialect/ProgramAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -11,27 +12,24 @@ namespace pc::runtime {
 ProgramInterface interfaceOf(ModuleOp module, llvm::StringRef graph) {
   ProgramInterface io;
   for (auto f : module.getOps<func::FuncOp>()) {
-    auto of = f->getAttrOfType<StringAttr>("pc.graph");
+    StringAttr of = attrs::getGraph(f);
     if (!of || of.getValue() != graph)
       continue;
-    auto portOf = [](DictionaryAttr attrs, int64_t &index) {
-      index = cast<IntegerAttr>(attrs.get("pc.index")).getInt();
-      Port port{cast<TypeAttr>(attrs.get("pc.logical_type")).getValue(), ""};
-      if (auto name = dyn_cast_or_null<StringAttr>(attrs.get("pc.name")))
-        port.name = name.str();
-      return port;
-    };
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
-      int64_t index;
-      Port port = portOf(f.getArgAttrDict(i), index);
+      int64_t index = attrs::getArgIndex(f, i).value_or(-1);
+      Port port{attrs::getArgLogicalType(f, i), ""};
+      if (StringAttr name = attrs::getArgName(f, i))
+        port.name = name.str();
       if (port.name == "lr")
         io.lr = index;
       io.inputs[index] = port;
     }
     for (unsigned i = 0; i < f.getNumResults(); ++i) {
-      int64_t index;
-      Port port = portOf(f.getResultAttrDict(i), index);
-      if (f.getResultAttr(i, "pc.loss"))
+      int64_t index = attrs::getResultIndex(f, i).value_or(-1);
+      Port port{attrs::getResultLogicalType(f, i), ""};
+      if (StringAttr name = attrs::getResultName(f, i))
+        port.name = name.str();
+      if (attrs::isLoss(f, i))
         io.loss = index;
       if (port.name == "grad_norm")
         io.gradNorm = index;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/reference/Interpreter.h"
+#include "dialect/ProgramAttrs.h"
 
 #include "runtime/reference/Evaluator.h"
 
@@ -122,19 +123,14 @@ runDistributed(ModuleOp module, llvm::StringRef graph,
   };
   std::vector<Job> jobs;
   for (auto f : module.getOps<func::FuncOp>()) {
-    auto g = f->getAttrOfType<StringAttr>("pc.graph");
+    StringAttr g = attrs::getGraph(f);
     if (!g || g.getValue() != graph)
       continue;
-    for (int64_t rank :
-         f->getAttrOfType<DenseI64ArrayAttr>("pc.ranks").asArrayRef()) {
+    for (int64_t rank : attrs::getRanks(f)) {
       Job job{f, rank, {}};
       for (BlockArgument arg : f.getArguments()) {
-        auto index =
-            f.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "pc.index")
-                .getInt();
-        Type logical =
-            f.getArgAttrOfType<TypeAttr>(arg.getArgNumber(), "pc.logical_type")
-                .getValue();
+        int64_t index = *attrs::getArgIndex(f, arg.getArgNumber());
+        Type logical = attrs::getArgLogicalType(f, arg.getArgNumber());
         if (index >= static_cast<int64_t>(inputs.size()))
           return absl::InvalidArgumentError("too few inputs");
         SbpAttr sbp = getSbp(logical);
@@ -172,11 +168,8 @@ runDistributed(ModuleOp module, llvm::StringRef graph,
   std::map<int64_t, std::pair<Type, std::map<int64_t, Array>>> pieces;
   for (Job &job : jobs)
     for (auto [i, value] : llvm::enumerate(*job.results)) {
-      auto index =
-          job.program.getResultAttrOfType<IntegerAttr>(i, "pc.index").getInt();
-      Type logical =
-          job.program.getResultAttrOfType<TypeAttr>(i, "pc.logical_type")
-              .getValue();
+      int64_t index = *attrs::getResultIndex(job.program, i);
+      Type logical = attrs::getResultLogicalType(job.program, i);
       pieces[index].first = logical;
       pieces[index].second[job.rank] = value;
     }

@@ -30,6 +30,7 @@
 #include "tools/pc-run/Train.h"
 
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -202,7 +203,7 @@ int main(int argc, char **argv) {
   std::string graph = graphName;
   bool partitioned = false;
   for (auto f : module->getOps<func::FuncOp>())
-    if (auto g = f->getAttrOfType<StringAttr>("pc.graph")) {
+    if (StringAttr g = pc::attrs::getGraph(f)) {
       partitioned = true;
       if (graph.empty())
         graph = g.getValue().str();
@@ -248,7 +249,7 @@ int main(int argc, char **argv) {
     for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
       Argument &a = arguments[i];
       a.type = cast<RankedTensorType>(arg.getType());
-      if (auto name = f.getArgAttrOfType<StringAttr>(i, "pc.name"))
+      if (StringAttr name = pc::attrs::getArgName(f, i))
         a.name = name.str();
     }
     // The reference's random inputs (ids within the tables they index).

@@ -1,0 +1,101 @@
+//===- ProgramAttrs.cpp - Typed access to the pc.* attributes -------------===//
+
+#include "dialect/ProgramAttrs.h"
+
+using namespace mlir;
+
+namespace pc::attrs {
+
+StringAttr getGraph(Operation *op) {
+  return op->getAttrOfType<StringAttr>(kGraph);
+}
+
+void setGraph(Operation *op, StringRef graph) {
+  op->setAttr(kGraph, StringAttr::get(op->getContext(), graph));
+}
+
+ArrayRef<int64_t> getRanks(Operation *op) {
+  if (auto ranks = op->getAttrOfType<DenseI64ArrayAttr>(kRanks))
+    return ranks.asArrayRef();
+  return {};
+}
+
+void setRanks(Operation *op, ArrayRef<int64_t> ranks) {
+  op->setAttr(kRanks, DenseI64ArrayAttr::get(op->getContext(), ranks));
+}
+
+ArrayAttr getOperandSbps(Operation *op) {
+  return op->getAttrOfType<ArrayAttr>(kOperandSbps);
+}
+
+void setOperandSbps(Operation *op, ArrayAttr sbps) {
+  op->setAttr(kOperandSbps, sbps);
+}
+
+std::optional<int64_t> getArgIndex(FunctionOpInterface f, unsigned i) {
+  if (auto a = f.getArgAttrOfType<IntegerAttr>(i, kIndex))
+    return a.getInt();
+  return std::nullopt;
+}
+
+std::optional<int64_t> getResultIndex(FunctionOpInterface f, unsigned i) {
+  if (auto a = f.getResultAttrOfType<IntegerAttr>(i, kIndex))
+    return a.getInt();
+  return std::nullopt;
+}
+
+Type getArgLogicalType(FunctionOpInterface f, unsigned i) {
+  auto a = f.getArgAttrOfType<TypeAttr>(i, kLogicalType);
+  return a ? a.getValue() : Type();
+}
+
+Type getResultLogicalType(FunctionOpInterface f, unsigned i) {
+  auto a = f.getResultAttrOfType<TypeAttr>(i, kLogicalType);
+  return a ? a.getValue() : Type();
+}
+
+StringAttr getArgName(FunctionOpInterface f, unsigned i) {
+  return f.getArgAttrOfType<StringAttr>(i, kName);
+}
+
+StringAttr getResultName(FunctionOpInterface f, unsigned i) {
+  return f.getResultAttrOfType<StringAttr>(i, kName);
+}
+
+void setArgName(FunctionOpInterface f, unsigned i, StringRef name) {
+  f.setArgAttr(i, kName, StringAttr::get(f->getContext(), name));
+}
+
+void setResultName(FunctionOpInterface f, unsigned i, StringRef name) {
+  f.setResultAttr(i, kName, StringAttr::get(f->getContext(), name));
+}
+
+bool isLoss(FunctionOpInterface f, unsigned i) {
+  return static_cast<bool>(f.getResultAttrOfType<UnitAttr>(i, kLoss));
+}
+
+void setLoss(FunctionOpInterface f, unsigned i) {
+  f.setResultAttr(i, kLoss, UnitAttr::get(f->getContext()));
+}
+
+FlatSymbolRefAttr getGrad(FunctionOpInterface f, unsigned i) {
+  return f.getResultAttrOfType<FlatSymbolRefAttr>(i, kGrad);
+}
+
+NamedAttribute index(Builder &b, int64_t index) {
+  return b.getNamedAttr(kIndex, b.getI64IntegerAttr(index));
+}
+
+NamedAttribute logicalType(Builder &b, Type type) {
+  return b.getNamedAttr(kLogicalType, TypeAttr::get(type));
+}
+
+NamedAttribute name(Builder &b, StringRef name) {
+  return b.getNamedAttr(kName, b.getStringAttr(name));
+}
+
+NamedAttribute grad(Builder &b, FlatSymbolRefAttr param) {
+  return b.getNamedAttr(kGrad, param);
+}
+
+} // namespace pc::attrs
