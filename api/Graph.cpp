@@ -26,6 +26,8 @@ Graph::Graph(std::string name)
   pc::registerAllDialects(registry);
   ctx->appendDialectRegistry(registry);
   ctx->loadAllAvailableDialects();
+  // Errors carry the diagnostic, not a dump of the whole module.
+  ctx->printOpOnDiagnostic(false);
   OpBuilder b(ctx.get());
   Location loc = NameLoc::get(b.getStringAttr(graphName));
   state->module = ModuleOp::create(loc);

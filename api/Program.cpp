@@ -1,27 +1,26 @@
-//===- Program.cpp - Compiling graphs and running them --------------------===//
+//===- Program.cpp - Compiling graphs into programs -----------------------===//
 
 #include "api/Program.h"
 
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
-#include "runtime/exec/Checkpoint.h"
-#include "runtime/exec/CpuExecutor.h"
+#include "passes/Passes.h"
+#include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/ProgramInterface.h"
 #include "runtime/exec/Schedule.h"
-#include "runtime/kernels/CpuKernels.h"
+#include "runtime/reference/Interpreter.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
 
-#include <chrono>
 #include <mutex>
-#include <thread>
+#include <random>
 
 using namespace mlir;
 
@@ -29,8 +28,14 @@ namespace pc::api {
 
 struct Program::Impl {
   std::shared_ptr<MLIRContext> ctx;
+  /// The per-device programs.
   OwningOpRef<ModuleOp> module;
+  /// The logical graph (the training step, when training) before
+  /// distribution; null when the source was per-device programs.
+  OwningOpRef<ModuleOp> logical;
 };
+
+ModuleOp Program::programs() const { return *impl->module; }
 
 std::string Program::str() const {
   std::string text;
@@ -89,41 +94,65 @@ std::string Program::plan() const {
 namespace {
 std::once_flag passesRegistered;
 
-/// Runs `pipeline` on `module`, the diagnostics in the error.
-absl::Status runPipeline(ModuleOp module, const std::string &pipeline) {
-  std::string diags;
-  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    if (!diags.empty())
-      diags += "\n";
-    llvm::raw_string_ostream os(diags);
-    os << d.getLocation() << ": " << d.str();
-    return success();
-  });
+/// Collects the diagnostics of a scope, for an error's message.
+class Diagnostics {
+public:
+  explicit Diagnostics(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &d) {
+          append(d);
+          for (Diagnostic &note : d.getNotes())
+            append(note);
+          return success();
+        }) {}
+  std::string take(const char *otherwise) {
+    return text.empty() ? otherwise : std::move(text);
+  }
+
+private:
+  /// As compilers print them: FILE:LINE:COL: error: MESSAGE.
+  void append(Diagnostic &d) {
+    if (!text.empty())
+      text += "\n";
+    llvm::raw_string_ostream os(text);
+    if (auto file = dyn_cast<FileLineColLoc>(d.getLocation()))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn() << ": ";
+    else if (!isa<UnknownLoc>(d.getLocation()))
+      os << d.getLocation() << ": ";
+    switch (d.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      os << "error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      os << "warning: ";
+      break;
+    case DiagnosticSeverity::Note:
+      os << "note: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      os << "remark: ";
+      break;
+    }
+    os << d.str();
+  }
+
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+/// Runs the compile pipeline on `module`, the diagnostics in the error.
+absl::Status runPipeline(ModuleOp module,
+                         const CompilePipelineOptions &options) {
+  Diagnostics diags(module.getContext());
   PassManager pm = PassManager::on<ModuleOp>(module.getContext());
-  if (failed(parsePassPipeline(pipeline, pm)))
-    return absl::InternalError("bad pipeline " + pipeline);
+  buildCompilePipeline(pm, options);
   if (failed(pm.run(module)))
     return absl::InvalidArgumentError(
-        absl::StrCat("compiling: ", diags.empty() ? "failed" : diags));
+        absl::StrCat("compiling: ", diags.take("failed")));
   return absl::OkStatus();
 }
-} // namespace
 
-absl::StatusOr<Program> compile(Graph &graph, const CompileOptions &options) {
-  std::call_once(passesRegistered, [] { pc::registerAllPasses(); });
-  if (!graph.status().ok())
-    return absl::FailedPreconditionError(absl::StrCat(
-        "compile: the graph has an error: ", graph.status().message()));
-  if (options.stages != 1 || options.microbatches != 1)
-    return absl::UnimplementedError(absl::StrCat(
-        "compile: pipelines are not built yet (stages = ", options.stages,
-        ", microbatches = ", options.microbatches, "); use 1 and 1"));
-  ModuleOp source = graph.module();
-  Program program;
-  program.impl = std::make_shared<Program::Impl>();
-  program.impl->ctx = graph.context();
-  program.impl->module = OwningOpRef<ModuleOp>(source.clone());
-  ModuleOp m = *program.impl->module;
+absl::Status setMeshShapes(ModuleOp m, const CompileOptions &options) {
   for (auto &[name, shape] : options.meshShapes) {
     auto mesh = m.lookupSymbol<MeshOp>(name);
     if (!mesh)
@@ -135,219 +164,185 @@ absl::StatusOr<Program> compile(Graph &graph, const CompileOptions &options) {
           " axes; the new shape has ", shape.size()));
     mesh.setShape(shape);
   }
-  const OptimizerOptions &o = options.optimizer;
-  std::string pipeline = "pc-distribute";
-  if (options.train) {
-    auto exact = [](double v) { return llvm::formatv("{0:e16}", v).str(); };
-    pipeline = llvm::formatv(
-        "pc-autodiff{{graph={0}},pc-optimizer{{kind={1} momentum={2} "
-        "weight-decay={3} beta1={4} beta2={5} eps={6} clip-norm={7}},"
-        "pc-distribute",
-        graph.name(), o.kind, exact(o.momentum), exact(o.weightDecay),
-        exact(o.beta1), exact(o.beta2), exact(o.eps), exact(o.clipNorm));
+  return absl::OkStatus();
+}
+
+/// The ports of `ports` (by logical index), numbered 0..N-1.
+absl::StatusOr<std::vector<Port>>
+portsOf(const std::map<int64_t, runtime::Port> &ports, bool input,
+        const std::string &graph) {
+  std::vector<Port> out;
+  for (auto &[index, port] : ports) {
+    if (index != static_cast<int64_t>(out.size()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the per-device programs of @", graph, " do not number their ",
+          input ? "inputs" : "outputs", " 0..N-1"));
+    absl::StatusOr<runtime::CommType> type = runtime::commTypeOf(port.logical);
+    if (!type.ok())
+      return type.status();
+    out.push_back({runtime::ProgramInterface::nameOf(index, port, input), index,
+                   runtime::shapeOf(port.logical), *type});
   }
-  if (absl::Status s = runPipeline(m, pipeline); !s.ok())
+  return out;
+}
+} // namespace
+
+absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
+                                       const std::string &graphName,
+                                       const CompileOptions &options) {
+  std::call_once(passesRegistered, [] { pc::registerAllPasses(); });
+  if (options.stages != 1 || options.microbatches != 1)
+    return absl::UnimplementedError(absl::StrCat(
+        "compile: pipelines are not built yet (stages = ", options.stages,
+        ", microbatches = ", options.microbatches, "); use 1 and 1"));
+  const OptimizerOptions &o = options.optimizer;
+  if (options.train)
+    if (absl::StatusOr<runtime::LrSchedule::Kind> kind =
+            runtime::LrSchedule::parse(o.schedule);
+        !kind.ok())
+      return kind.status();
+  ModuleOp m = *impl->module;
+  if (absl::Status s = setMeshShapes(m, options); !s.ok())
     return s;
-  program.graphName = graph.name();
+  // Per-device programs run as they are; a logical graph is compiled, and
+  // trained unless it is a training step already (it stores parameters).
+  bool partitioned = false;
+  for (auto f : m.getOps<func::FuncOp>())
+    partitioned |= static_cast<bool>(attrs::getGraph(f));
+  if (!partitioned) {
+    bool hasStep = false;
+    m.walk([&](SetParamOp) { hasStep = true; });
+    CompilePipelineOptions logical;
+    logical.train = options.train && !hasStep;
+    logical.distribute = false;
+    logical.autodiff.graph = graphName;
+    logical.optimizer.kind = o.kind;
+    logical.optimizer.momentum = o.momentum;
+    logical.optimizer.weightDecay = o.weightDecay;
+    logical.optimizer.beta1 = o.beta1;
+    logical.optimizer.beta2 = o.beta2;
+    logical.optimizer.eps = o.eps;
+    logical.optimizer.clipNorm = o.clipNorm;
+    if (logical.train)
+      if (absl::Status s = runPipeline(m, logical); !s.ok())
+        return s;
+    // The logical step, for inputs that fit it (ids within their tables).
+    impl->logical = OwningOpRef<ModuleOp>(m.clone());
+    CompilePipelineOptions distribute;
+    if (absl::Status s = runPipeline(m, distribute); !s.ok())
+      return s;
+  }
+  Program program;
+  program.impl = std::move(impl);
+  program.graphName = graphName;
   program.isTraining = options.train;
   program.opt = o;
   for (auto mesh : m.getOps<MeshOp>())
     for (int64_t p = 0; p < mesh.getNumDevices(); ++p)
       program.devices = std::max(program.devices, mesh.getRank(p) + 1);
+  runtime::ProgramInterface io = runtime::interfaceOf(m, graphName);
+  if (io.inputs.empty() && io.outputs.empty())
+    return absl::NotFoundError(
+        absl::StrCat("no per-device programs of @", graphName));
+  absl::StatusOr<std::vector<Port>> inputs =
+      portsOf(io.inputs, true, graphName);
+  if (!inputs.ok())
+    return inputs.status();
+  absl::StatusOr<std::vector<Port>> outputs =
+      portsOf(io.outputs, false, graphName);
+  if (!outputs.ok())
+    return outputs.status();
+  program.inputPorts = *std::move(inputs);
+  program.outputPorts = *std::move(outputs);
+  program.lossIndex = io.loss;
+  program.lrIndex = io.lr;
   return program;
 }
 
-//===----------------------------------------------------------------------===//
-// Session
-//===----------------------------------------------------------------------===//
-
-Session::~Session() = default;
-
-absl::StatusOr<std::unique_ptr<Session>>
-Session::create(const Program &program, const SessionOptions &options) {
-  if (!program.impl)
-    return absl::InvalidArgumentError("Session::create: an empty program");
-  int64_t devices = options.devices ? options.devices : program.numDevices();
-  if (devices < program.numDevices())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Session::create: the program's meshes need ", program.numDevices(),
-        " devices, but the session has ", devices));
-  std::unique_ptr<Session> s(new Session());
-  s->program = program;
-  ModuleOp m = *program.impl->module;
-  absl::StatusOr<std::unique_ptr<runtime::World>> world =
-      runtime::makeWorld(options.world);
-  if (!world.ok())
-    return world.status();
-  s->world = std::move(*world);
-  if (s->world->processCount() > 1 &&
-      options.world.devicesPerProcess * s->world->processCount() <
-          program.numDevices())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Session::create: the program's meshes need ", program.numDevices(),
-        " devices, but the MPI world has ", s->world->size()));
-  s->cpu =
-      std::make_unique<runtime::CpuSession>(m, options.seed, s->world.get());
-  int cores = std::max(1u, std::thread::hardware_concurrency());
-  runtime::cpu::setBlasThreads(options.threadsPerDevice > 0
-                                   ? options.threadsPerDevice
-                                   : std::max<int64_t>(1, cores / devices));
-  // Names and indices of inputs and outputs, from the per-device programs.
-  runtime::ProgramInterface io = runtime::interfaceOf(m, program.graph());
-  int64_t numInputs = 0;
-  for (auto &[index, port] : io.inputs) {
-    s->inputIndex[runtime::ProgramInterface::nameOf(index, port, true)] = index;
-    absl::StatusOr<runtime::CommType> type = runtime::commTypeOf(port.logical);
-    if (!type.ok())
-      return type.status();
-    s->inputShapes[index] =
-        runtime::HostTensor::zeros(runtime::shapeOf(port.logical), *type);
-    numInputs = std::max(numInputs, index + 1);
-  }
-  for (auto &[index, port] : io.outputs)
-    s->outputIndex[runtime::ProgramInterface::nameOf(index, port, false)] =
-        index;
-  s->lrIndex = io.lr;
-  s->lossIndex = io.loss;
-  s->inputs.resize(numInputs);
-  for (auto &[index, zeros] : s->inputShapes)
-    s->inputs[index] = zeros;
-  return s;
-}
-
-absl::Status Session::usable(const char *call) const {
-  if (closed)
-    return absl::FailedPreconditionError(
-        absl::StrCat("Session::", call, ": the session is closed"));
-  return absl::OkStatus();
-}
-
-absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
-  if (absl::Status s = usable("feed"); !s.ok())
-    return s;
-  auto it = inputIndex.find(name);
-  if (it == inputIndex.end() || name == "lr")
-    return absl::NotFoundError(
-        absl::StrCat("Session::feed: the program has no input '", name, "'"));
-  const runtime::HostTensor &want = inputShapes.at(it->second);
-  if (value.shape != want.shape || value.type != want.type)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Session::feed: input '", name, "' is ", runtime::nameOf(want.type),
-        " of shape [", absl::StrJoin(want.shape, ", "), "], not ",
-        runtime::nameOf(value.type), " of shape [",
-        absl::StrJoin(value.shape, ", "), "]"));
-  inputs[it->second] = std::move(value);
-  fed.insert(it->second);
-  return absl::OkStatus();
-}
-
-absl::Status Session::runOnce(const char *call) {
-  // Every input must have been fed: a zero tensor nobody asked for would
-  // be a wrong result, not an error.
-  for (auto &[name, index] : inputIndex)
-    if (index != lrIndex && !fed.count(index))
-      return absl::FailedPreconditionError(
-          absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
-  auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<runtime::CpuRun> run = cpu->run(program.graph(), inputs, [] {
-    runtime::CpuRunOptions o;
-    o.resultsOnEveryProcess = true; // fetch() works on every process
-    return o;
-  }());
-  if (!run.ok())
-    return run.status();
-  last.wallSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  last.peakBytes = run->peakBytes;
-  last.bytesSent.clear();
-  last.bytesReceived.clear();
-  last.collectives.clear();
-  for (auto &[rank, stats] : run->comm) {
-    last.bytesSent[rank] = stats.bytesSent;
-    last.bytesReceived[rank] = stats.bytesReceived;
-    for (auto &[kind, n] : stats.calls)
-      last.collectives[kind] += n;
-  }
-  outputs = std::move(run->results);
-  return absl::OkStatus();
-}
-
-absl::Status Session::run() {
-  if (absl::Status s = usable("run"); !s.ok())
-    return s;
-  if (program.training())
-    return absl::FailedPreconditionError(
-        "Session::run: the program is a training step; call trainStep()");
-  return runOnce("run");
-}
-
-absl::StatusOr<double> Session::trainStep() {
-  if (absl::Status s = usable("trainStep"); !s.ok())
-    return s;
-  if (!program.training() || !lrIndex || !lossIndex)
-    return absl::FailedPreconditionError(
-        "Session::trainStep: the program was not compiled for training "
-        "(CompileOptions::train)");
-  const OptimizerOptions &o = program.optimizer();
-  absl::StatusOr<runtime::LrSchedule::Kind> kind =
-      runtime::LrSchedule::parse(o.schedule);
-  if (!kind.ok())
-    return kind.status();
-  runtime::LrSchedule rates{*kind, o.lr, o.warmupSteps,
-                            o.totalSteps ? o.totalSteps : step + 1, o.minLr};
-  runtime::HostTensor lr =
-      runtime::HostTensor::zeros({}, runtime::CommType::F32);
-  lr.as<float>()[0] = static_cast<float>(rates.at(step));
-  inputs[*lrIndex] = lr;
-  if (absl::Status s = runOnce("trainStep"); !s.ok())
-    return s;
-  double loss = outputs[*lossIndex].get(0);
-  ++step;
-  last.step = step;
-  last.losses.push_back(loss);
-  return loss;
-}
-
-absl::StatusOr<runtime::HostTensor>
-Session::fetch(const std::string &name) const {
-  if (absl::Status s = usable("fetch"); !s.ok())
-    return s;
-  auto it = outputIndex.find(name);
-  if (it == outputIndex.end())
-    return absl::NotFoundError(
-        absl::StrCat("Session::fetch: the program has no output '", name, "'"));
-  if (it->second >= static_cast<int64_t>(outputs.size()))
+absl::StatusOr<Program> compile(Graph &graph, const CompileOptions &options) {
+  if (!graph.status().ok())
     return absl::FailedPreconditionError(absl::StrCat(
-        "Session::fetch: '", name, "' has no value yet; run first"));
-  return outputs[it->second];
+        "compile: the graph has an error: ", graph.status().message()));
+  auto impl = std::make_shared<Program::Impl>();
+  impl->ctx = graph.context();
+  impl->module = OwningOpRef<ModuleOp>(graph.module().clone());
+  return Program::build(std::move(impl), graph.name(), options);
 }
 
-absl::Status Session::save(const std::string &path, bool sharded) {
-  if (absl::Status s = usable("save"); !s.ok())
-    return s;
-  return runtime::saveCheckpoint(*cpu, path,
-                                 sharded ? runtime::CheckpointFormat::Sharded
-                                         : runtime::CheckpointFormat::Logical,
-                                 step);
+absl::StatusOr<Program> compileSource(const std::string &source,
+                                      const std::string &bufferName,
+                                      const CompileOptions &options,
+                                      const std::string &graph) {
+  auto impl = std::make_shared<Program::Impl>();
+  DialectRegistry registry;
+  pc::registerAllDialects(registry);
+  impl->ctx = std::make_shared<MLIRContext>(registry);
+  impl->ctx->loadAllAvailableDialects();
+  // Errors carry the diagnostic, not a dump of the whole module.
+  impl->ctx->printOpOnDiagnostic(false);
+  {
+    Diagnostics diags(impl->ctx.get());
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(source, bufferName),
+        llvm::SMLoc());
+    impl->module = parseSourceFile<ModuleOp>(sources, impl->ctx.get());
+    if (!impl->module)
+      return absl::InvalidArgumentError(diags.take("not a pc module"));
+  }
+  // The graph: the one named, the pc.graph of per-device programs, or the
+  // first func.func.
+  std::string name = graph;
+  for (auto f : impl->module->getOps<func::FuncOp>())
+    if (StringAttr g = attrs::getGraph(f); g && name.empty())
+      name = g.getValue().str();
+  if (name.empty())
+    for (auto f : impl->module->getOps<func::FuncOp>()) {
+      name = f.getSymName().str();
+      break;
+    }
+  if (name.empty())
+    return absl::InvalidArgumentError(bufferName + " has no graph");
+  bool found = false;
+  for (auto f : impl->module->getOps<func::FuncOp>())
+    found |= f.getSymName() == name ||
+             (attrs::getGraph(f) && attrs::getGraph(f).getValue() == name);
+  if (!found)
+    return absl::NotFoundError("no graph @" + name + " in " + bufferName);
+  return Program::build(std::move(impl), name, options);
 }
 
-absl::Status Session::load(const std::string &path) {
-  if (absl::Status s = usable("load"); !s.ok())
-    return s;
-  absl::StatusOr<runtime::LoadedCheckpoint> ck = runtime::readCheckpoint(path);
-  if (!ck.ok())
-    return ck.status();
-  if (absl::Status s = cpu->load(std::move(ck->tensors)); !s.ok())
-    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
-  step = ck->step;
-  return absl::OkStatus();
-}
-
-void Session::close() {
-  closed = true;
-  cpu.reset();
-  outputs.clear();
+absl::StatusOr<std::vector<runtime::HostTensor>>
+Program::exampleInputs(uint64_t seed) const {
+  std::vector<runtime::HostTensor> out;
+  if (impl->logical) {
+    absl::StatusOr<std::vector<reference::Array>> random =
+        reference::randomInputs(*impl->logical, graphName, seed);
+    if (!random.ok())
+      return random.status();
+    if (random->size() != inputPorts.size())
+      return absl::InternalError("the logical graph's inputs do not match "
+                                 "the per-device programs'");
+    for (auto [port, r] : llvm::zip(inputPorts, *random)) {
+      runtime::HostTensor t = runtime::HostTensor::zeros(r.shape, port.type);
+      for (int64_t e = 0; e < t.numel(); ++e)
+        t.set(e, r.data[e]);
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+  // Without the logical graph the tables that ids index are unknown:
+  // random floats, and ids of 0, which every table has.
+  std::mt19937_64 rng(seed);
+  for (const Port &port : inputPorts) {
+    runtime::HostTensor t = runtime::HostTensor::zeros(port.shape, port.type);
+    if (port.type != runtime::CommType::I32 &&
+        port.type != runtime::CommType::I64)
+      for (int64_t e = 0; e < t.numel(); ++e)
+        t.set(e, std::uniform_real_distribution<double>(-1, 1)(rng));
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 } // namespace pc::api

@@ -3,10 +3,12 @@
 // compile(graph, options) runs the pc pipeline on a copy of the graph's
 // module (autodiff and the optimizer first when training) and returns a
 // Program: the per-device programs and what a runner needs to know about
-// them. A Session runs a Program on CPU virtual devices: feed inputs by
-// name, run or train a step, fetch outputs, save and load checkpoints, read
-// the report. Every error is an absl::Status carrying the diagnostics; no
-// call aborts or throws.
+// them; compileSource does the same for a module's text (what pc-run
+// reads). A Session runs a Program on its devices (CPU virtual devices by
+// default; the ranks of many processes under mpirun): feed inputs by name,
+// run or train a step, fetch outputs, save and load checkpoints, read the
+// report. pc-run is a client of this API. Every error is an absl::Status
+// carrying the diagnostics; no call aborts or throws.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #define PC_API_PROGRAM_H
 
 #include "api/Graph.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/comm/World.h"
 #include "runtime/device/HostTensor.h"
 
@@ -21,6 +24,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,6 +58,15 @@ struct CompileOptions {
   OptimizerOptions optimizer;
 };
 
+/// An input or output of a compiled program, in the logical signature.
+struct Port {
+  /// The graph's name for it, or argN / outN.
+  std::string name;
+  int64_t index = 0;
+  std::vector<int64_t> shape;
+  runtime::CommType type = runtime::CommType::F32;
+};
+
 class Program {
 public:
   const std::string &graph() const { return graphName; }
@@ -66,23 +79,59 @@ public:
   /// A summary: meshes, per-device programs and their ranks, collectives
   /// by kind.
   std::string plan() const;
+  /// Whether the programs are a training step: an `lr` input and a
+  /// {pc.loss} result.
+  bool isTrainingStep() const { return lrIndex && lossIndex; }
+  /// The inputs (the learning rate of a training step, `lr`, included) and
+  /// outputs, by position.
+  const std::vector<Port> &inputs() const { return inputPorts; }
+  const std::vector<Port> &outputs() const { return outputPorts; }
+  /// Inputs drawn from `seed` that the graph accepts: ids and labels within
+  /// the tables and classes they index. Per-device programs given without
+  /// their logical graph get uniform floats in [-1, 1) and ids of 0.
+  absl::StatusOr<std::vector<runtime::HostTensor>>
+  exampleInputs(uint64_t seed) const;
 
 private:
   friend absl::StatusOr<Program> compile(Graph &, const CompileOptions &);
+  friend absl::StatusOr<Program> compileSource(const std::string &,
+                                               const std::string &,
+                                               const CompileOptions &,
+                                               const std::string &);
   friend class Session;
   struct Impl;
+  /// The per-device programs.
+  mlir::ModuleOp programs() const;
+  /// Runs the pipeline on `impl`'s module (what `options` asks for, of what
+  /// the module still needs) and reads the program's signature.
+  static absl::StatusOr<Program> build(std::shared_ptr<Impl> impl,
+                                       const std::string &graph,
+                                       const CompileOptions &options);
   std::shared_ptr<Impl> impl;
   std::string graphName;
   bool isTraining = false;
   OptimizerOptions opt;
   int64_t devices = 0;
+  std::vector<Port> inputPorts, outputPorts;
+  std::optional<int64_t> lrIndex, lossIndex;
 };
 
 absl::StatusOr<Program> compile(Graph &graph,
                                 const CompileOptions &options = {});
 
+/// Compiles the module in `source` (named `bufferName` in diagnostics): a
+/// logical graph (`graph`, default the first func.func), trained when
+/// `options.train`; a training step that already stores its parameters (its
+/// optimizer is in the IR; `options.train` says to train it); or per-device
+/// programs (pc.graph), run as they are.
+absl::StatusOr<Program> compileSource(const std::string &source,
+                                      const std::string &bufferName,
+                                      const CompileOptions &options = {},
+                                      const std::string &graph = "");
+
 struct SessionOptions {
-  /// CPU virtual devices; 0 takes what the program needs.
+  /// CPU virtual devices in this process; 0 takes what the program needs
+  /// (under mpirun, world.devicesPerProcess decides).
   int64_t devices = 0;
   uint64_t seed = 0;
   /// BLAS threads per device; 0 shares the cores among the devices.
@@ -95,15 +144,48 @@ struct SessionOptions {
   runtime::WorldOptions world;
 };
 
-/// What the last run did.
+/// How a run goes.
+struct RunOptions {
+  /// Iterations of a forward pass, overlapped as far as `registers` allow
+  /// (a training step always runs one).
+  int64_t iterations = 1;
+  /// Registers per actor: how many iterations a value may be ahead of its
+  /// slowest consumer.
+  int32_t registers = 2;
+  /// Record every actor firing (Report::events).
+  bool trace = false;
+};
+
+/// One actor firing, for traces.
+struct Event {
+  std::string name;
+  std::string stream; // "compute" or "comm"
+  int64_t iteration = 0;
+  double startUs = 0, durationUs = 0;
+};
+
+/// What the last run did. Under mpirun the per-rank figures (peaks, bytes,
+/// collectives, events, iteration times) are assembled on process 0 only;
+/// steps, rates and losses are on every process.
 struct Report {
   double wallSeconds = 0;
+  /// The next training step's number (checkpoints resume from it).
   int64_t step = 0;
-  std::map<int64_t, int64_t> peakBytes;       // per rank
+  std::map<int64_t, int64_t> peakBytes;       // per rank, from its allocator
   std::map<int64_t, int64_t> bytesSent;       // per rank
   std::map<int64_t, int64_t> bytesReceived;   // per rank
   std::map<std::string, int64_t> collectives; // calls, all ranks
-  std::vector<double> losses;                 // every trainStep so far
+  /// Per rank: calls and bytes of each kind of collective.
+  std::map<int64_t, runtime::CommStats> comm;
+  /// Per rank, with RunOptions::trace: every firing.
+  std::map<int64_t, std::vector<Event>> events;
+  /// Per iteration: when its last firing finished (µs from the run's start).
+  std::vector<double> iterationDoneUs;
+  std::vector<double> losses; // every trainStep so far
+  /// The last training step's rate, and its gradients' global norm (when
+  /// the optimizer clips).
+  double lr = 0;
+  std::optional<double> gradNorm;
 };
 
 class Session {
@@ -112,33 +194,47 @@ public:
   create(const Program &program, const SessionOptions &options = {});
   ~Session();
 
-  /// Sets input `name` (a graph input's name) for the next runs.
+  /// Sets input `name` (a graph input's name, or argN) for the next runs.
   absl::Status feed(const std::string &name, runtime::HostTensor value);
-  /// Runs the program once (a forward pass).
-  absl::Status run();
-  /// Output `name` of the last run.
+  /// Runs the program (a forward pass).
+  absl::Status run(const RunOptions &options = {});
+  /// Output `name` (or outN) of the last run.
   absl::StatusOr<runtime::HostTensor> fetch(const std::string &name) const;
-  /// One training step at the schedule's rate; returns the loss.
-  absl::StatusOr<double> trainStep();
+  /// One training step at the schedule's rate; returns the loss. A loss
+  /// that is not finite is an error (the run stops there).
+  absl::StatusOr<double> trainStep(const RunOptions &options = {});
   /// Checkpoints: one logical file, or a directory of shards.
   absl::Status save(const std::string &path, bool sharded = false);
+  /// Resumes from a checkpoint (either format, any mesh or process layout).
   absl::Status load(const std::string &path);
+  /// Starts the parameters from a .safetensors file of logical tensors by
+  /// name; with `requireAll` every parameter must be there, else the
+  /// missing ones (optimizer state) keep their initializers.
+  absl::Status loadParameters(const std::string &path, bool requireAll);
+  /// Replaces the learning-rate schedule (lr, schedule, warmupSteps,
+  /// totalSteps, minLr) for the next steps; the optimizer's kind and
+  /// constants are compiled into the program and stay.
+  absl::Status setSchedule(const OptimizerOptions &rates);
   Report report() const { return last; }
+  /// Where the ranks run: this process alone, or the processes of a launch.
+  runtime::World &world() { return *world_; }
   /// Ends the session; every later call fails.
   void close();
 
 private:
   Session() = default;
   absl::Status usable(const char *call) const;
-  absl::Status runOnce(const char *call);
+
+  absl::Status runOnce(const char *call, const RunOptions &options);
 
   Program program;
-  std::unique_ptr<runtime::World> world; // outlives the session's runs
+  OptimizerOptions rates;
+  std::unique_ptr<runtime::World> world_; // outlives the session's runs
   std::unique_ptr<runtime::CpuSession> cpu;
   std::map<std::string, int64_t> inputIndex, outputIndex;
   std::map<int64_t, runtime::HostTensor> inputShapes; // zeros of each input
   std::vector<runtime::HostTensor> inputs, outputs;
-  std::optional<int64_t> lrIndex, lossIndex;
+  std::optional<int64_t> lrIndex, lossIndex, gradNormIndex;
   std::set<int64_t> fed;
   int64_t step = 0;
   bool closed = false;

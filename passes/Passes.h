@@ -13,6 +13,23 @@ namespace pc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// What the compile pipeline does before distributing a logical graph.
+struct CompilePipelineOptions {
+  /// A training step: differentiate the loss (--pc-autodiff), then add the
+  /// optimizer (--pc-optimizer).
+  bool train = false;
+  AutodiffOptions autodiff;
+  OptimizerOptions optimizer;
+  /// Then partition into per-device programs (the --pc-distribute chain).
+  bool distribute = true;
+};
+
+/// The one pipeline from a logical graph to per-device programs: autodiff
+/// and the optimizer when training, then the --pc-distribute chain. The
+/// API's compile (and so pc-run) and the --pc-distribute flag build it here.
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompilePipelineOptions &options);
+
 /// Registers --pc-distribute, the whole chain from a logical graph to
 /// per-device programs.
 void registerDistributePipeline();

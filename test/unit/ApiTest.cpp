@@ -21,6 +21,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 using namespace pc::api;
 using pc::runtime::CommType;
@@ -399,3 +401,66 @@ TEST(ApiTest, SessionsTrainSaveAndLoad) {
 }
 
 } // namespace
+
+namespace {
+
+std::string readSource(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+// What pc-run does through the API: compile IR text for training with the
+// one C++ pipeline, list the ports, draw inputs that fit, train with a
+// schedule, and read per-rank figures; a diverging step is an error.
+TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
+  std::string text = readSource(PC_SOURCE_DIR "/examples/mlp_2x2.mlir");
+  CompileOptions options;
+  options.train = true;
+  options.optimizer.kind = "sgd";
+  absl::StatusOr<Program> p = compileSource(text, "mlp_2x2.mlir", options);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->isTrainingStep());
+  EXPECT_EQ(p->graph(), "mlp");
+  ASSERT_EQ(p->inputs().size(), 3u);
+  EXPECT_EQ(p->inputs()[2].name, "lr");
+  absl::StatusOr<std::vector<HostTensor>> inputs = p->exampleInputs(1);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::create(*p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (const Port &port : p->inputs())
+    if (port.name != "lr")
+      ASSERT_TRUE((*s)->feed(port.name, (*inputs)[port.index]).ok());
+  OptimizerOptions rates;
+  rates.lr = 0.1;
+  rates.schedule = "cosine";
+  rates.totalSteps = 2;
+  ASSERT_TRUE((*s)->setSchedule(rates).ok());
+  rates.schedule = "step";
+  EXPECT_EQ((*s)->setSchedule(rates).message(),
+            "the schedule must be constant or cosine, not 'step'");
+  ASSERT_TRUE((*s)->trainStep().ok());
+  EXPECT_DOUBLE_EQ((*s)->report().lr, 0.1);
+  ASSERT_TRUE((*s)->trainStep().ok());
+  EXPECT_LT((*s)->report().lr, 0.1);
+  EXPECT_EQ((*s)->report().comm.size(), 4u);
+  EXPECT_EQ((*s)->report().peakBytes.size(), 4u);
+  // A rate that makes the loss overflow stops the run with an error.
+  rates.schedule = "constant";
+  rates.lr = 1e30;
+  ASSERT_TRUE((*s)->setSchedule(rates).ok());
+  absl::Status diverged;
+  for (int i = 0; i < 5 && diverged.ok(); ++i)
+    diverged = (*s)->trainStep().status();
+  EXPECT_NE(diverged.message().find("the loss is"), std::string::npos)
+      << diverged;
+
+  absl::StatusOr<Program> bad =
+      compileSource("func.func @f(", "bad.mlir", options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(std::string(bad.status().message()).substr(0, 18),
+            "bad.mlir:1:13: err");
+}

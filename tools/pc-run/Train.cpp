@@ -1,12 +1,10 @@
-//===- Train.cpp - pc-run's training loop ---------------------------------===//
+//===- Train.cpp - pc-run's training loop on an API session --------------===//
 
 #include "tools/pc-run/Train.h"
 
-#include "runtime/exec/Checkpoint.h"
-#include "runtime/exec/ProgramInterface.h"
-#include "runtime/exec/Schedule.h"
-
-#include "dialect/PcOps.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -17,17 +15,7 @@
 #include <thread>
 #include <unistd.h>
 
-using namespace mlir;
-using pc::runtime::CommType;
-using pc::runtime::HostTensor;
-
 namespace pc::tools {
-namespace {
-int fail(const std::string &message) {
-  llvm::errs() << "pc-run: " << message << "\n";
-  return 1;
-}
-} // namespace
 
 absl::Status injectFault(const runtime::World &world, int64_t step) {
   const char *spec = std::getenv("PC_TEST_FAULT");
@@ -52,89 +40,59 @@ absl::Status injectFault(const runtime::World &world, int64_t step) {
                                           " fails at step ", step));
 }
 
-std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
-                             const std::string &graph,
-                             std::vector<HostTensor> &inputs, int64_t firstStep,
-                             const TrainFlags &flags,
-                             llvm::json::Array &stepTimes,
-                             absl::StatusOr<runtime::CpuRun> &run) {
-  // Where the loop feeds the rate and reads the loss: from the programs'
-  // argument and result attributes, which partition keeps.
-  runtime::ProgramInterface io = runtime::interfaceOf(module, graph);
-  std::optional<int64_t> lrIndex = io.lr, lossIndex = io.loss,
-                         normIndex = io.gradNorm;
-  if (!lrIndex || !lossIndex)
-    return fail("@" + graph +
-                " is not a training step: it needs an `lr` input and a "
-                "{pc.loss} result (train a logical graph with a loss)");
-  absl::StatusOr<pc::runtime::LrSchedule::Kind> kind =
-      pc::runtime::LrSchedule::parse(flags.schedule);
-  if (!kind.ok())
-    return fail(std::string(kind.status().message()));
-  pc::runtime::CheckpointFormat format =
-      flags.saveFormat == "sharded" ? pc::runtime::CheckpointFormat::Sharded
-                                    : pc::runtime::CheckpointFormat::Logical;
-  if (flags.saveFormat != "sharded" && flags.saveFormat != "logical")
-    return fail("--save-format must be logical or sharded, not '" +
-                flags.saveFormat + "'");
-  pc::runtime::LrSchedule rates{*kind, flags.lr, flags.warmupSteps,
-                                flags.totalSteps > 0 ? flags.totalSteps
-                                                     : firstStep + flags.steps,
-                                flags.minLr};
+absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
+                               llvm::json::Array &stepTimes,
+                               std::map<int64_t, runtime::CommStats> &comm,
+                               std::map<int64_t, int64_t> &peaks) {
+  int64_t firstStep = session.report().step;
+  api::OptimizerOptions rates;
+  rates.lr = flags.lr;
+  rates.schedule = flags.schedule;
+  rates.warmupSteps = flags.warmupSteps;
+  rates.totalSteps =
+      flags.totalSteps > 0 ? flags.totalSteps : firstStep + flags.steps;
+  rates.minLr = flags.minLr;
+  if (absl::Status s = session.setSchedule(rates); !s.ok())
+    return s;
+  bool sharded = flags.saveFormat == "sharded";
+  bool quiet = session.world().process() != 0; // process 0 speaks
   if (flags.steps == 0) {
     // Nothing to train: load and save, resharding a checkpoint.
     if (!flags.savePath.empty())
-      if (absl::Status s = pc::runtime::saveCheckpoint(session, flags.savePath,
-                                                       format, firstStep);
-          !s.ok())
-        return fail(s.ToString());
-    if (session.getWorld().process() == 0)
+      if (absl::Status s = session.save(flags.savePath, sharded); !s.ok())
+        return s;
+    if (!quiet)
       llvm::outs() << "trained 0 steps\n";
-    return 0;
+    return false;
   }
-  // Under MPI, process 0 speaks for the run.
-  bool quiet = session.getWorld().process() != 0;
   bool tty = !quiet && ::isatty(STDOUT_FILENO);
-  std::map<int64_t, pc::runtime::CommStats> totals;
-  std::map<int64_t, int64_t> peaks;
   auto begin = std::chrono::steady_clock::now();
   double firstLoss = 0, lastLoss = 0;
   for (int i = 0; i < flags.steps; ++i) {
     int64_t step = firstStep + i;
-    double rate = rates.at(step);
-    HostTensor lrTensor = HostTensor::zeros({}, CommType::F32);
-    lrTensor.as<float>()[0] = static_cast<float>(rate);
-    inputs[*lrIndex] = lrTensor;
-    pc::runtime::CpuRunOptions options;
+    if (absl::Status s = injectFault(session.world(), step); !s.ok())
+      return s;
+    api::RunOptions options;
     options.registers = flags.registers;
     options.trace = flags.trace && i + 1 == flags.steps;
-    options.step = step;
-    // Every process acts on the loss (a non-finite one stops them all).
-    options.resultsOnEveryProcess = true;
-    if (absl::Status s = injectFault(session.getWorld(), step); !s.ok())
-      return fail(s.ToString());
-    auto start = std::chrono::steady_clock::now();
-    run = session.run(graph, inputs, options);
-    if (!run.ok())
-      return fail("step " + std::to_string(step) + ": " +
-                  run.status().ToString());
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    double loss = run->results[*lossIndex].get(0);
-    if (!std::isfinite(loss))
-      return fail("step " + std::to_string(step) + ": the loss is " +
-                  std::to_string(loss));
-    (i ? lastLoss : firstLoss) = loss;
-    lastLoss = loss;
+    absl::StatusOr<double> loss = session.trainStep(options);
+    if (!loss.ok())
+      return absl::Status(loss.status().code(), "step " + std::to_string(step) +
+                                                    ": " +
+                                                    loss.status().ToString());
+    (i ? lastLoss : firstLoss) = *loss;
+    lastLoss = *loss;
+    api::Report r = session.report();
     if (!quiet) {
-      llvm::json::Object entry{
-          {"step", step}, {"wall_s", seconds}, {"loss", loss}, {"lr", rate}};
-      if (normIndex)
-        entry["grad_norm"] = run->results[*normIndex].get(0);
+      llvm::json::Object entry{{"step", step},
+                               {"wall_s", r.wallSeconds},
+                               {"loss", *loss},
+                               {"lr", r.lr}};
+      if (r.gradNorm)
+        entry["grad_norm"] = *r.gradNorm;
       stepTimes.push_back(std::move(entry));
-      for (auto &[rank, stats] : run->comm) {
-        pc::runtime::CommStats &t = totals[rank];
+      for (auto &[rank, stats] : r.comm) {
+        runtime::CommStats &t = comm[rank];
         t.bytesSent += stats.bytesSent;
         t.bytesReceived += stats.bytesReceived;
         for (auto &[k, n] : stats.calls)
@@ -143,7 +101,7 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
           t.bytes[k].first += b.first;
           t.bytes[k].second += b.second;
         }
-        peaks[rank] = std::max(peaks[rank], run->peakBytes[rank]);
+        peaks[rank] = std::max(peaks[rank], r.peakBytes[rank]);
       }
       // A progress bar: redrawn in place on a terminal, a line per step
       // otherwise (logs, tests).
@@ -154,11 +112,10 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
       llvm::outs() << (tty ? "\r" : "") << "step " << step + 1 << "/"
                    << firstStep + flags.steps << " [" << std::string(done, '#')
                    << std::string(width - done, '.') << "] loss "
-                   << llvm::format("%.6f", loss) << " lr "
-                   << llvm::format("%.3e", rate);
-      if (normIndex)
-        llvm::outs() << " |g| "
-                     << llvm::format("%.4f", run->results[*normIndex].get(0));
+                   << llvm::format("%.6f", *loss) << " lr "
+                   << llvm::format("%.3e", r.lr);
+      if (r.gradNorm)
+        llvm::outs() << " |g| " << llvm::format("%.4f", *r.gradNorm);
       llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
                    << " steps/s" << (tty ? "" : "\n");
       llvm::outs().flush();
@@ -166,21 +123,17 @@ std::optional<int> trainLoop(ModuleOp module, runtime::CpuSession &session,
     bool last = i + 1 == flags.steps;
     if (!flags.savePath.empty() &&
         (last || (flags.saveEvery > 0 && (i + 1) % flags.saveEvery == 0)))
-      if (absl::Status s = pc::runtime::saveCheckpoint(session, flags.savePath,
-                                                       format, step + 1);
-          !s.ok())
-        return fail(s.ToString());
+      if (absl::Status s = session.save(flags.savePath, sharded); !s.ok())
+        return s;
   }
   if (quiet)
-    return std::nullopt;
+    return true;
   if (tty)
     llvm::outs() << "\n";
   llvm::outs() << "trained " << flags.steps << " steps: loss "
                << llvm::format("%.6f", firstLoss) << " -> "
                << llvm::format("%.6f", lastLoss) << "\n";
-  run->comm = std::move(totals);
-  run->peakBytes = std::move(peaks);
-  return std::nullopt;
+  return true;
 }
 
 } // namespace pc::tools

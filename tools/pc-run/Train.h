@@ -1,19 +1,20 @@
 //===- Train.h - pc-run's training loop -------------------------*- C++ -*-===//
 //
-// The loop of `pc-run --train`: feeds each step its scheduled rate, runs it,
-// prints a progress line, records the curve in the report's steps, and
-// writes checkpoints.
+// The loop of `pc-run --train`, on an API Session (api/Program.h), whose
+// trainStep feeds the scheduled rate, runs the step and reads the loss:
+// this loop sequences the steps, prints a progress line, records the curve
+// in the report's steps, and writes checkpoints.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PC_TOOLS_PC_RUN_TRAIN_H
 #define PC_TOOLS_PC_RUN_TRAIN_H
 
-#include "runtime/exec/CpuExecutor.h"
+#include "api/Program.h"
 
 #include "llvm/Support/JSON.h"
 
-#include <optional>
+#include <map>
 #include <string>
 
 namespace pc::tools {
@@ -34,16 +35,15 @@ struct TrainFlags {
 /// forever, or `fail` (return an error). Returns the error of `fail`.
 absl::Status injectFault(const runtime::World &world, int64_t step);
 
-/// Trains `flags.steps` steps of `graph` from step `firstStep`. Fills
-/// `stepTimes` (one entry per step, with its loss and rate) and `run` (the
-/// last step, with bytes and collectives totalled over the steps). Returns
-/// the exit code when pc-run is done (an error, or nothing left to write),
-/// else nothing.
-std::optional<int>
-trainLoop(mlir::ModuleOp module, runtime::CpuSession &session,
-          const std::string &graph, std::vector<runtime::HostTensor> &inputs,
-          int64_t firstStep, const TrainFlags &flags,
-          llvm::json::Array &stepTimes, absl::StatusOr<runtime::CpuRun> &run);
+/// Trains `flags.steps` steps from the session's step. On process 0, fills
+/// `stepTimes` (one entry per step, with its loss and rate), `comm` (each
+/// rank's collectives, totalled over the steps) and `peaks` (each rank's
+/// peak bytes over the steps). Returns false when pc-run has nothing left
+/// to write (no steps), an error naming the step that failed.
+absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
+                               llvm::json::Array &stepTimes,
+                               std::map<int64_t, runtime::CommStats> &comm,
+                               std::map<int64_t, int64_t> &peaks);
 
 } // namespace pc::tools
 

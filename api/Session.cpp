@@ -1,0 +1,262 @@
+//===- Session.cpp - Running compiled programs ----------------------------===//
+
+#include "api/Program.h"
+
+#include "runtime/exec/Checkpoint.h"
+#include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/Safetensors.h"
+#include "runtime/exec/Schedule.h"
+#include "runtime/kernels/CpuKernels.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+namespace pc::api {
+
+Session::~Session() = default;
+
+absl::StatusOr<std::unique_ptr<Session>>
+Session::create(const Program &program, const SessionOptions &options) {
+  if (!program.impl)
+    return absl::InvalidArgumentError("Session::create: an empty program");
+  std::unique_ptr<Session> s(new Session());
+  s->program = program;
+  s->rates = program.optimizer();
+  absl::StatusOr<std::unique_ptr<runtime::World>> world =
+      runtime::makeWorld(options.world);
+  if (!world.ok())
+    return world.status();
+  s->world_ = std::move(*world);
+  // The devices of this process, and of the world.
+  int64_t processes = s->world_->processCount();
+  int64_t local = processes > 1     ? options.world.devicesPerProcess
+                  : options.devices ? options.devices
+                                    : program.numDevices();
+  if (local * processes < program.numDevices())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the program's meshes need ", program.numDevices(),
+        " devices, but the session has ", local * processes,
+        processes > 1 ? absl::StrCat(" (", local, " per process x ", processes,
+                                     " processes)")
+                      : ""));
+  s->cpu = std::make_unique<runtime::CpuSession>(program.programs(),
+                                                 options.seed, s->world_.get());
+  // Share the cores among the devices of every process on this node
+  // rather than oversubscribe them.
+  int cores = std::max(1u, std::thread::hardware_concurrency());
+  int64_t onNode = 1;
+  if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    onNode = std::max(1, std::atoi(n));
+  runtime::cpu::setBlasThreads(
+      options.threadsPerDevice > 0
+          ? options.threadsPerDevice
+          : std::max<int64_t>(1, cores / (local * onNode)));
+  for (const Port &port : program.inputs()) {
+    s->inputIndex[port.name] = port.index;
+    s->inputShapes[port.index] =
+        runtime::HostTensor::zeros(port.shape, port.type);
+    s->inputs.push_back(s->inputShapes[port.index]);
+    // A training step's rate comes from the schedule, not from feed().
+    if (program.training() && program.lrIndex == port.index)
+      s->lrIndex = port.index;
+  }
+  for (const Port &port : program.outputs()) {
+    s->outputIndex[port.name] = port.index;
+    if (port.name == "grad_norm")
+      s->gradNormIndex = port.index;
+  }
+  s->lossIndex = program.lossIndex;
+  return s;
+}
+
+absl::Status Session::usable(const char *call) const {
+  if (closed)
+    return absl::FailedPreconditionError(
+        absl::StrCat("Session::", call, ": the session is closed"));
+  return absl::OkStatus();
+}
+
+absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
+  if (absl::Status s = usable("feed"); !s.ok())
+    return s;
+  auto it = inputIndex.find(name);
+  if (it == inputIndex.end() || it->second == lrIndex)
+    return absl::NotFoundError(
+        absl::StrCat("Session::feed: the program has no input '", name, "'"));
+  const runtime::HostTensor &want = inputShapes.at(it->second);
+  if (value.shape != want.shape || value.type != want.type)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Session::feed: input '", name, "' is ", runtime::nameOf(want.type),
+        " of shape [", absl::StrJoin(want.shape, ", "), "], not ",
+        runtime::nameOf(value.type), " of shape [",
+        absl::StrJoin(value.shape, ", "), "]"));
+  inputs[it->second] = std::move(value);
+  fed.insert(it->second);
+  return absl::OkStatus();
+}
+
+absl::Status Session::runOnce(const char *call, const RunOptions &options) {
+  // Every input must have been fed: a zero tensor nobody asked for would
+  // be a wrong result, not an error.
+  for (auto &[name, index] : inputIndex)
+    if (index != lrIndex && !fed.count(index))
+      return absl::FailedPreconditionError(
+          absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
+  runtime::CpuRunOptions o;
+  o.iterations = options.iterations;
+  o.registers = options.registers;
+  o.trace = options.trace;
+  o.step = step;
+  o.resultsOnEveryProcess = true; // fetch() works on every process
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<runtime::CpuRun> run = cpu->run(program.graph(), inputs, o);
+  if (!run.ok())
+    return run.status();
+  last.wallSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  last.peakBytes = run->peakBytes;
+  last.bytesSent.clear();
+  last.bytesReceived.clear();
+  last.collectives.clear();
+  for (auto &[rank, stats] : run->comm) {
+    last.bytesSent[rank] = stats.bytesSent;
+    last.bytesReceived[rank] = stats.bytesReceived;
+    for (auto &[kind, n] : stats.calls)
+      last.collectives[kind] += n;
+  }
+  last.comm = std::move(run->comm);
+  last.events.clear();
+  for (auto &[rank, events] : run->events)
+    for (runtime::OpEvent &e : events)
+      last.events[rank].push_back({std::move(e.name), std::move(e.stream),
+                                   e.iteration, e.startUs, e.durationUs});
+  last.iterationDoneUs = std::move(run->iterationDoneUs);
+  outputs = std::move(run->results);
+  return absl::OkStatus();
+}
+
+absl::Status Session::run(const RunOptions &options) {
+  if (absl::Status s = usable("run"); !s.ok())
+    return s;
+  if (program.training())
+    return absl::FailedPreconditionError(
+        "Session::run: the program is a training step; call trainStep()");
+  return runOnce("run", options);
+}
+
+absl::Status Session::setSchedule(const OptimizerOptions &r) {
+  if (absl::Status s = usable("setSchedule"); !s.ok())
+    return s;
+  if (absl::StatusOr<runtime::LrSchedule::Kind> kind =
+          runtime::LrSchedule::parse(r.schedule);
+      !kind.ok())
+    return kind.status();
+  rates.lr = r.lr;
+  rates.schedule = r.schedule;
+  rates.warmupSteps = r.warmupSteps;
+  rates.totalSteps = r.totalSteps;
+  rates.minLr = r.minLr;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> Session::trainStep(const RunOptions &options) {
+  if (absl::Status s = usable("trainStep"); !s.ok())
+    return s;
+  if (!program.training() || !lrIndex || !lossIndex)
+    return absl::FailedPreconditionError(
+        "Session::trainStep: the program was not compiled for training "
+        "(CompileOptions::train)");
+  absl::StatusOr<runtime::LrSchedule::Kind> kind =
+      runtime::LrSchedule::parse(rates.schedule);
+  if (!kind.ok())
+    return kind.status();
+  runtime::LrSchedule schedule{*kind, rates.lr, rates.warmupSteps,
+                               rates.totalSteps ? rates.totalSteps : step + 1,
+                               rates.minLr};
+  double rate = schedule.at(step);
+  runtime::HostTensor lr =
+      runtime::HostTensor::zeros({}, runtime::CommType::F32);
+  lr.as<float>()[0] = static_cast<float>(rate);
+  inputs[*lrIndex] = lr;
+  RunOptions once = options;
+  once.iterations = 1;
+  if (absl::Status s = runOnce("trainStep", once); !s.ok())
+    return s;
+  double loss = outputs[*lossIndex].get(0);
+  last.lr = rate;
+  last.gradNorm.reset();
+  if (gradNormIndex)
+    last.gradNorm = outputs[*gradNormIndex].get(0);
+  // A step that diverged stores what it computed; the next ones would only
+  // spread the damage.
+  if (!std::isfinite(loss))
+    return absl::InvalidArgumentError(absl::StrCat("the loss is ", loss,
+                                                   " (lower the rate or clip "
+                                                   "gradients)"));
+  ++step;
+  last.step = step;
+  last.losses.push_back(loss);
+  return loss;
+}
+
+absl::StatusOr<runtime::HostTensor>
+Session::fetch(const std::string &name) const {
+  if (absl::Status s = usable("fetch"); !s.ok())
+    return s;
+  auto it = outputIndex.find(name);
+  if (it == outputIndex.end())
+    return absl::NotFoundError(
+        absl::StrCat("Session::fetch: the program has no output '", name, "'"));
+  if (it->second >= static_cast<int64_t>(outputs.size()))
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Session::fetch: '", name, "' has no value yet; run first"));
+  return outputs[it->second];
+}
+
+absl::Status Session::save(const std::string &path, bool sharded) {
+  if (absl::Status s = usable("save"); !s.ok())
+    return s;
+  return runtime::saveCheckpoint(*cpu, path,
+                                 sharded ? runtime::CheckpointFormat::Sharded
+                                         : runtime::CheckpointFormat::Logical,
+                                 step);
+}
+
+absl::Status Session::load(const std::string &path) {
+  if (absl::Status s = usable("load"); !s.ok())
+    return s;
+  absl::StatusOr<runtime::LoadedCheckpoint> ck = runtime::readCheckpoint(path);
+  if (!ck.ok())
+    return ck.status();
+  if (absl::Status s = cpu->load(std::move(ck->tensors)); !s.ok())
+    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  step = ck->step;
+  last.step = step;
+  return absl::OkStatus();
+}
+
+absl::Status Session::loadParameters(const std::string &path, bool requireAll) {
+  if (absl::Status s = usable("loadParameters"); !s.ok())
+    return s;
+  absl::StatusOr<std::map<std::string, runtime::HostTensor>> values =
+      runtime::readSafetensors(path);
+  if (!values.ok())
+    return values.status();
+  if (absl::Status s = cpu->load(std::move(*values), requireAll); !s.ok())
+    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  return absl::OkStatus();
+}
+
+void Session::close() {
+  closed = true;
+  cpu.reset();
+  outputs.clear();
+}
+
+} // namespace pc::api
