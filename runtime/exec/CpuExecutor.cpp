@@ -7,6 +7,7 @@
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "runtime/actor/ActorRuntime.h"
+#include "runtime/comm/Launcher.h"
 #include "runtime/comm/Wire.h"
 
 #include "absl/strings/cord.h"
@@ -603,7 +604,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     func::FuncOp program;
     int64_t rank;
     std::vector<HostTensor> args;
-    absl::StatusOr<std::vector<HostTensor>> results = std::vector<HostTensor>{};
+    std::vector<HostTensor> results;
     CommStats stats;
     int64_t peak = 0, tensorPeak = 0;
     std::vector<OpEvent> events;
@@ -650,96 +651,90 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     jobs.push_back(std::move(job));
   }
 
-  std::vector<std::thread> threads;
   auto origin = std::chrono::steady_clock::now();
-  for (Job &job : jobs)
-    threads.emplace_back([&, j = &job] {
-      auto fail = [&](absl::Status s) {
-        // Release the ranks waiting for this one in a collective.
-        world.abort(s);
-        j->results = std::move(s);
-      };
-      absl::StatusOr<RankDevice *> device = deviceOf(j->rank);
-      if (!device.ok())
-        return fail(device.status());
-      RankDevice &d = **device;
-      absl::StatusOr<std::unique_ptr<Communicator>> comm =
-          d.backend->makeCommunicator(world, j->rank);
-      if (!comm.ok())
-        return fail(comm.status());
-      // The run's peak starts from what the device holds already (the
-      // parameters); the inputs' copies count in it.
-      d.tensors->resetPeak();
-      std::vector<std::shared_ptr<const Tensor>> args;
-      for (const HostTensor &arg : j->args) {
-        absl::StatusOr<std::shared_ptr<const Tensor>> t = d.upload(arg);
-        if (!t.ok())
-          return fail(t.status());
-        args.push_back(*std::move(t));
-      }
-      j->args.clear();
-      // Each rank binds its own program: the mesh cache is not shared
-      // between threads.
-      MeshCache rankMeshes(module);
-      BindContext context{
-          j->rank,
-          rankMeshes,
-          **comm,
-          *d.tensors,
-          [&](llvm::StringRef name, Type local) {
-            return param(j->rank, name, local);
-          },
-          [&, rank = j->rank](llvm::StringRef name,
-                              std::shared_ptr<const Tensor> piece) {
-            std::lock_guard<std::mutex> lock(mu);
-            pending[{rank, name.str()}] = std::move(piece);
-          }};
-      RankProgram program(kernels, context, options);
-      if (absl::Status s = program.build(j->program, std::move(args)); !s.ok())
-        return fail(s);
-      absl::StatusOr<std::unique_ptr<Stream>> compute =
-          d.device->createStream("compute");
-      absl::StatusOr<std::unique_ptr<Stream>> commStream =
-          d.device->createStream("comm");
-      if (!compute.ok() || !commStream.ok())
-        return fail(compute.ok() ? commStream.status() : compute.status());
-      Stream *streams[] = {compute->get(), commStream->get()};
-      absl::StatusOr<actor::RunStats> stats = program.run(
-          streams, origin, [&](const absl::Status &s) { world.abort(s); });
-      j->stats = (*comm)->stats();
-      if (!stats.ok())
-        return fail(stats.status());
-      std::vector<HostTensor> results;
-      for (const std::shared_ptr<const Tensor> &t : program.takeResults()) {
-        absl::StatusOr<HostTensor> host = d.download(*t);
-        if (!host.ok())
-          return fail(host.status());
-        results.push_back(*std::move(host));
-      }
-      j->results = std::move(results);
-      j->peak = d.device->allocator().stats().peak;
-      j->tensorPeak = d.tensors->count().peak;
-      j->iterationDoneUs = stats->iterationDoneUs;
-      for (auto [s, events] : llvm::enumerate(stats->events))
-        for (const actor::FiringEvent &e : events)
-          j->events.push_back({program.nameOf(e.actor), s ? "comm" : "compute",
-                               e.iteration, e.startUs, e.durationUs});
-    });
-  for (std::thread &t : threads)
-    t.join();
-  // Report the cause, from the lowest rank that had one, not the ranks its
-  // abort released from their collectives. A failed step stores nothing.
+  std::map<int64_t, Job *> jobOf;
+  std::vector<int64_t> hosted;
+  for (Job &job : jobs) {
+    jobOf[job.rank] = &job;
+    hosted.push_back(job.rank);
+  }
+  absl::Status launched = launch(world, hosted, [&](int64_t rank) {
+    Job *j = jobOf.at(rank);
+    absl::StatusOr<RankDevice *> device = deviceOf(j->rank);
+    if (!device.ok())
+      return device.status();
+    RankDevice &d = **device;
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        d.backend->makeCommunicator(world, j->rank);
+    if (!comm.ok())
+      return comm.status();
+    // The run's peak starts from what the device holds already (the
+    // parameters); the inputs' copies count in it.
+    d.tensors->resetPeak();
+    std::vector<std::shared_ptr<const Tensor>> args;
+    for (const HostTensor &arg : j->args) {
+      absl::StatusOr<std::shared_ptr<const Tensor>> t = d.upload(arg);
+      if (!t.ok())
+        return t.status();
+      args.push_back(*std::move(t));
+    }
+    j->args.clear();
+    // Each rank binds its own program: the mesh cache is not shared
+    // between threads.
+    MeshCache rankMeshes(module);
+    BindContext context{
+        j->rank,
+        rankMeshes,
+        **comm,
+        *d.tensors,
+        [&](llvm::StringRef name, Type local) {
+          return param(j->rank, name, local);
+        },
+        [&, rank = j->rank](llvm::StringRef name,
+                            std::shared_ptr<const Tensor> piece) {
+          std::lock_guard<std::mutex> lock(mu);
+          pending[{rank, name.str()}] = std::move(piece);
+        }};
+    RankProgram program(kernels, context, options);
+    if (absl::Status s = program.build(j->program, std::move(args)); !s.ok())
+      return s;
+    absl::StatusOr<std::unique_ptr<Stream>> compute =
+        d.device->createStream("compute");
+    absl::StatusOr<std::unique_ptr<Stream>> commStream =
+        d.device->createStream("comm");
+    if (!compute.ok() || !commStream.ok())
+      return compute.ok() ? commStream.status() : compute.status();
+    Stream *streams[] = {compute->get(), commStream->get()};
+    absl::StatusOr<actor::RunStats> stats = program.run(
+        streams, origin, [&](const absl::Status &s) { world.abort(s); });
+    j->stats = (*comm)->stats();
+    if (!stats.ok())
+      return stats.status();
+    std::vector<HostTensor> results;
+    for (const std::shared_ptr<const Tensor> &t : program.takeResults()) {
+      absl::StatusOr<HostTensor> host = d.download(*t);
+      if (!host.ok())
+        return host.status();
+      results.push_back(*std::move(host));
+    }
+    j->results = std::move(results);
+    j->peak = d.device->allocator().stats().peak;
+    j->tensorPeak = d.tensors->count().peak;
+    j->iterationDoneUs = stats->iterationDoneUs;
+    for (auto [s, events] : llvm::enumerate(stats->events))
+      for (const actor::FiringEvent &e : events)
+        j->events.push_back({program.nameOf(e.actor), s ? "comm" : "compute",
+                             e.iteration, e.startUs, e.durationUs});
+    return absl::OkStatus();
+  });
+  // A failed step stores nothing.
   auto failedStep = [&](absl::Status s) {
     std::lock_guard<std::mutex> lock(mu);
     pending.clear();
     return s;
   };
-  for (Job &job : jobs)
-    if (!job.results.ok() && !isReleasedByAbort(job.results.status()))
-      return failedStep(job.results.status());
-  for (Job &job : jobs)
-    if (!job.results.ok())
-      return failedStep(job.results.status());
+  if (!launched.ok())
+    return failedStep(launched);
 
   // This process's part of the run, for process 0 to assemble.
   WireWriter w;
@@ -760,8 +755,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     w.i64(static_cast<int64_t>(job.iterationDoneUs.size()));
     for (double us : job.iterationDoneUs)
       w.f64(us);
-    w.i64(static_cast<int64_t>(job.results->size()));
-    for (const HostTensor &t : *job.results)
+    w.i64(static_cast<int64_t>(job.results.size()));
+    for (const HostTensor &t : job.results)
       writeTensor(w, t);
   }
   absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
