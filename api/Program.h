@@ -31,6 +31,7 @@
 
 namespace pc::runtime {
 class CpuSession;
+class Input;
 } // namespace pc::runtime
 
 namespace pc::api {
@@ -196,6 +197,11 @@ public:
 
   /// Sets input `name` (a graph input's name, or argN) for the next runs.
   absl::Status feed(const std::string &name, runtime::HostTensor value);
+  /// Sets input `name` from a .npy file, mapped into memory: each process
+  /// reads only its ranks' pieces of it, at every run. The file's dtype is
+  /// the input's, another integer type for an integer input, or f32 for a
+  /// bf16 input (NumPy has no bf16).
+  absl::Status feedFile(const std::string &name, const std::string &path);
   /// Runs the program (a forward pass).
   absl::Status run(const RunOptions &options = {});
   /// Output `name` (or outN) of the last run.
@@ -233,7 +239,8 @@ private:
   std::unique_ptr<runtime::CpuSession> cpu;
   std::map<std::string, int64_t> inputIndex, outputIndex;
   std::map<int64_t, runtime::HostTensor> inputShapes; // zeros of each input
-  std::vector<runtime::HostTensor> inputs, outputs;
+  std::vector<runtime::Input> inputs;
+  std::vector<runtime::HostTensor> outputs;
   std::optional<int64_t> lrIndex, lossIndex, gradNormIndex;
   std::set<int64_t> fed;
   int64_t step = 0;

@@ -4,6 +4,8 @@
 
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/Input.h"
+#include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
 #include "runtime/exec/Schedule.h"
 #include "runtime/kernels/CpuKernels.h"
@@ -60,7 +62,7 @@ Session::create(const Program &program, const SessionOptions &options) {
     s->inputIndex[port.name] = port.index;
     s->inputShapes[port.index] =
         runtime::HostTensor::zeros(port.shape, port.type);
-    s->inputs.push_back(s->inputShapes[port.index]);
+    s->inputs.push_back(runtime::Input::own(s->inputShapes[port.index]));
     // A training step's rate comes from the schedule, not from feed().
     if (program.training() && program.lrIndex == port.index)
       s->lrIndex = port.index;
@@ -95,7 +97,39 @@ absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
         " of shape [", absl::StrJoin(want.shape, ", "), "], not ",
         runtime::nameOf(value.type), " of shape [",
         absl::StrJoin(value.shape, ", "), "]"));
-  inputs[it->second] = std::move(value);
+  inputs[it->second] = runtime::Input::own(std::move(value));
+  fed.insert(it->second);
+  return absl::OkStatus();
+}
+
+absl::Status Session::feedFile(const std::string &name,
+                               const std::string &path) {
+  if (absl::Status s = usable("feedFile"); !s.ok())
+    return s;
+  auto it = inputIndex.find(name);
+  if (it == inputIndex.end() || it->second == lrIndex)
+    return absl::NotFoundError(absl::StrCat(
+        "Session::feedFile: the program has no input '", name, "'"));
+  absl::StatusOr<std::shared_ptr<const runtime::MappedNpy>> file =
+      runtime::MappedNpy::open(path);
+  if (!file.ok())
+    return file.status();
+  const runtime::HostTensor &want = inputShapes.at(it->second);
+  std::string what = absl::StrCat(" argument #", it->second);
+  if ((*file)->shape() != want.shape)
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": shape does not match", what, " of @", program.graph()));
+  auto isInteger = [](runtime::CommType t) {
+    return t == runtime::CommType::I32 || t == runtime::CommType::I64;
+  };
+  runtime::CommType has = (*file)->type();
+  if (has != want.type && !(isInteger(has) && isInteger(want.type)) &&
+      !(want.type == runtime::CommType::BF16 && has == runtime::CommType::F32))
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": dtype does not match", what, " (the file has ",
+                     runtime::nameOf(has), ", the argument is ",
+                     runtime::nameOf(want.type), ")"));
+  inputs[it->second] = runtime::Input::file(*std::move(file), want.type);
   fed.insert(it->second);
   return absl::OkStatus();
 }
@@ -183,7 +217,7 @@ absl::StatusOr<double> Session::trainStep(const RunOptions &options) {
   runtime::HostTensor lr =
       runtime::HostTensor::zeros({}, runtime::CommType::F32);
   lr.as<float>()[0] = static_cast<float>(rate);
-  inputs[*lrIndex] = lr;
+  inputs[*lrIndex] = runtime::Input::own(std::move(lr));
   RunOptions once = options;
   once.iterations = 1;
   if (absl::Status s = runOnce("trainStep", once); !s.ok())

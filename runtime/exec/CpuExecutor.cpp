@@ -26,14 +26,13 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-/// `logical`'s piece at `coords` in `sbp`: its box, zeros on all but the
-/// first member of sum partials.
-HostTensor pieceOf(const HostTensor &logical, SbpAttr sbp,
+/// `logical`'s piece at `coords` in `sbp`: its box (read from the input's
+/// memory or file, nothing else of it), zeros on all but the first member
+/// of sum partials.
+HostTensor pieceOf(const Input &logical, SbpAttr sbp,
                    ArrayRef<int64_t> meshShape, ArrayRef<int64_t> coords) {
-  Box box = localBox(logical.shape, meshShape, sbp.getEntries(), coords);
-  HostTensor t = HostTensor::zeros(box.sizes, logical.type);
-  copyBox(logical.bytes.data(), logical.shape, box.offsets, t.bytes.data(),
-          t.shape, Shape(t.shape.size(), 0), t.shape, sizeOf(logical.type));
+  Box box = localBox(logical.shape(), meshShape, sbp.getEntries(), coords);
+  HostTensor t = logical.box(box.offsets, box.sizes);
   for (auto [axis, e] : llvm::enumerate(sbp.getEntries()))
     if (e.isPartial() && e.reduce == ReduceKind::Sum && coords[axis] != 0)
       std::fill(t.bytes.begin(), t.bytes.end(), 0);
@@ -475,7 +474,7 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
     MeshCache meshes(module);
     MeshOp mesh = meshes.lookup(sbp);
     piece = pieceOf(
-        *whole, sbp, mesh.getShape(),
+        Input::borrow(*whole), sbp, mesh.getShape(),
         delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank)));
   } else {
     piece = whole == &generated ? std::move(generated) : *whole;
@@ -595,6 +594,15 @@ absl::StatusOr<CpuRun> runOnCpu(ModuleOp module, llvm::StringRef graph,
 absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                                        const std::vector<HostTensor> &inputs,
                                        const CpuRunOptions &options) {
+  std::vector<Input> borrowed;
+  for (const HostTensor &t : inputs)
+    borrowed.push_back(Input::borrow(t));
+  return run(graph, borrowed, options);
+}
+
+absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
+                                       std::span<const Input> inputs,
+                                       const CpuRunOptions &options) {
   if (options.iterations < 1 || options.registers < 1)
     return absl::InvalidArgumentError(absl::StrCat(
         "a run needs at least one iteration and one register, not ",
@@ -638,9 +646,16 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       if (index >= static_cast<int64_t>(inputs.size()))
         return absl::InvalidArgumentError(absl::StrCat(
             "@", graph.str(), " needs input #", index, ", not given"));
-      if (inputs[index].shape != shapeOf(logical))
+      if (inputs[index].shape() != shapeOf(logical))
         return absl::InvalidArgumentError(absl::StrCat(
             "input #", index, " has the wrong shape for @", graph.str()));
+      absl::StatusOr<CommType> type = commTypeOf(logical);
+      if (!type.ok())
+        return type.status();
+      if (inputs[index].type() != *type)
+        return absl::InvalidArgumentError(
+            absl::StrCat("input #", index, " is ", nameOf(inputs[index].type()),
+                         "; @", graph.str(), " takes ", nameOf(*type)));
       SbpAttr sbp = getSbp(logical);
       MeshOp mesh = meshes.lookup(sbp);
       job.args.push_back(

@@ -19,6 +19,7 @@
 #include "runtime/comm/World.h"
 #include "runtime/device/HostTensor.h"
 #include "runtime/exec/Backend.h"
+#include "runtime/exec/Input.h"
 #include "runtime/exec/KernelRegistry.h"
 
 #include "absl/status/statusor.h"
@@ -101,7 +102,11 @@ public:
 
   /// Runs the per-device programs of `graph` (functions with
   /// pc.graph = graph) on their ranks, feeding each its pieces of the
-  /// logical `inputs`.
+  /// logical `inputs` (this process reads only its ranks' pieces).
+  absl::StatusOr<CpuRun> run(llvm::StringRef graph,
+                             std::span<const Input> inputs,
+                             const CpuRunOptions &options = {});
+  /// The same, from host tensors.
   absl::StatusOr<CpuRun> run(llvm::StringRef graph,
                              const std::vector<HostTensor> &inputs,
                              const CpuRunOptions &options = {});

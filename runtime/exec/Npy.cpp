@@ -3,8 +3,11 @@
 #include "runtime/exec/Npy.h"
 
 #include "absl/strings/str_cat.h"
+#include "dialect/PcTraits.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <regex>
 
@@ -32,49 +35,55 @@ const char *descrOf(CommType t) {
 }
 } // namespace
 
-absl::StatusOr<HostTensor> readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  char magic[6];
-  unsigned char version[2];
-  in.read(magic, 6);
-  in.read(reinterpret_cast<char *>(version), 2);
-  if (!in || std::string(magic, 6) != std::string(kMagic, 6))
+MappedNpy::~MappedNpy() = default;
+
+absl::StatusOr<std::shared_ptr<const MappedNpy>>
+MappedNpy::open(const std::string &path) {
+  // Mapped (not read) when large: only the touched pages are read.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open (", file.getError().message(), ")"));
+  llvm::StringRef bytes = (*file)->getBuffer();
+  auto u8 = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
+  if (bytes.size() < 10 || bytes.substr(0, 6) != llvm::StringRef(kMagic, 6))
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a .npy file (bad magic)"));
-  uint32_t headerLen = 0;
-  if (version[0] == 1) {
-    unsigned char b[2];
-    in.read(reinterpret_cast<char *>(b), 2);
-    headerLen = b[0] | (b[1] << 8);
-  } else if (version[0] == 2 || version[0] == 3) {
-    unsigned char b[4];
-    in.read(reinterpret_cast<char *>(b), 4);
-    headerLen = b[0] | (b[1] << 8) | (b[2] << 16) | (uint32_t(b[3]) << 24);
+  size_t headerLen = 0, start = 0;
+  if (u8(6) == 1) {
+    headerLen = u8(8) | (u8(9) << 8);
+    start = 10;
+  } else if (u8(6) == 2 || u8(6) == 3) {
+    if (bytes.size() < 12)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": truncated header"));
+    headerLen = u8(8) | (u8(9) << 8) | (u8(10) << 16) |
+                (static_cast<size_t>(u8(11)) << 24);
+    start = 12;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": unsupported .npy version ", int(version[0])));
+        absl::StrCat(path, ": unsupported .npy version ", int(u8(6))));
   }
-  std::string header(headerLen, '\0');
-  in.read(header.data(), headerLen);
-  if (!in)
+  if (bytes.size() < start + headerLen)
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
+  std::string header = bytes.substr(start, headerLen).str();
   std::smatch m;
   if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
     return absl::InvalidArgumentError(absl::StrCat(path, ": no descr"));
   std::string descr = m[1];
-  HostTensor t;
+  std::shared_ptr<MappedNpy> npy(new MappedNpy());
   if (descr == "<f4")
-    t.type = CommType::F32;
+    npy->elementType = CommType::F32;
   else if (descr == "<f8")
-    t.type = CommType::F64;
+    npy->elementType = CommType::F64;
   else if (descr == "<i4")
-    t.type = CommType::I32;
+    npy->elementType = CommType::I32;
   else if (descr == "<i8")
-    t.type = CommType::I64;
+    npy->elementType = CommType::I64;
   else if (descr == "<f2")
-    t.type = CommType::F16;
+    npy->elementType = CommType::F16;
   else
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": dtype '", descr, "' is not f16, f32, f64, i32 or i64"));
@@ -86,14 +95,32 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path) {
   std::string dims = m[1];
   std::regex number("[0-9]+");
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-       it != std::sregex_iterator(); ++it)
-    t.shape.push_back(std::stoll(it->str()));
-  int64_t bytes = product(t.shape) * sizeOf(t.type);
-  t.bytes.resize(bytes);
-  in.read(t.bytes.data(), bytes);
-  if (in.gcount() != bytes)
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": has ", in.gcount(), " bytes of data, expected ", bytes));
+       it != std::sregex_iterator(); ++it) {
+    if (it->str().size() > 15)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": a dim too large"));
+    npy->dims.push_back(std::stoll(it->str()));
+  }
+  if (!fitsElementLimit(npy->dims))
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": more elements than a tensor may have"));
+  size_t want = product(npy->dims) * sizeOf(npy->elementType);
+  size_t have = bytes.size() - start - headerLen;
+  if (have < want)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": has ", have, " bytes of data, expected ", want));
+  npy->filePath = path;
+  npy->elements = bytes.data() + start + headerLen;
+  npy->buffer = std::move(*file);
+  return std::shared_ptr<const MappedNpy>(std::move(npy));
+}
+
+absl::StatusOr<HostTensor> readNpy(const std::string &path) {
+  absl::StatusOr<std::shared_ptr<const MappedNpy>> npy = MappedNpy::open(path);
+  if (!npy.ok())
+    return npy.status();
+  HostTensor t = HostTensor::zeros((*npy)->shape(), (*npy)->type());
+  std::memcpy(t.data(), (*npy)->data(), t.byteSize());
   return t;
 }
 

@@ -2,7 +2,9 @@
 //
 // Reads and writes the .npy format (version 1.0 and 2.0, little endian,
 // C order) for f16, f32, f64, i32 and i64 arrays: pc-run's inputs and
-// outputs. NumPy has no bf16; bf16 tensors are written as f32.
+// outputs. NumPy has no bf16; bf16 tensors are written as f32. A file read
+// as a run's input is mapped into memory, so that a process reads only the
+// pages of its ranks' pieces (runtime/exec/Input.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +15,39 @@
 
 #include "absl/status/statusor.h"
 
+#include <memory>
 #include <string>
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
 
 namespace pc::runtime {
 
+/// A .npy file mapped into memory: the header parsed and checked against the
+/// file's size, the data paged in only where it is read.
+class MappedNpy {
+public:
+  static absl::StatusOr<std::shared_ptr<const MappedNpy>>
+  open(const std::string &path);
+  ~MappedNpy();
+
+  const std::string &path() const { return filePath; }
+  const std::vector<int64_t> &shape() const { return dims; }
+  CommType type() const { return elementType; }
+  /// The row-major elements, in the mapping.
+  const char *data() const { return elements; }
+
+private:
+  MappedNpy() = default;
+  std::string filePath;
+  std::vector<int64_t> dims;
+  CommType elementType = CommType::F32;
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  const char *elements = nullptr;
+};
+
+/// The whole file, in memory.
 absl::StatusOr<HostTensor> readNpy(const std::string &path);
 /// Writes `t` to `path` through a temporary file and a rename, so that a
 /// crash never leaves a partial file under the final name.

@@ -13,7 +13,9 @@
 
 #include "runtime/exec/CpuExecutor.h"
 #include "passes/InitAll.h"
+#include "runtime/exec/Input.h"
 #include "runtime/exec/KernelRegistry.h"
+#include "runtime/exec/Npy.h"
 #include "runtime/reference/Interpreter.h"
 
 #include "dialect/PcOps.h"
@@ -27,8 +29,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace mlir;
 using pc::reference::Array;
@@ -261,6 +268,54 @@ TEST_F(CpuExecutorTest, DevicePeakEqualsTheExecutorsCountOnGptTraining) {
       EXPECT_GT(peak, held) << "rank " << rank << ", step " << step;
     }
   }
+}
+
+} // namespace
+
+namespace {
+
+// A run's input from a .npy file is mapped, and a piece reads only its own
+// pages: after the file's pages are dropped from the page cache, reading
+// the first quarter of the rows leaves the last quarter unread (mincore).
+TEST(InputTest, APieceOfAMappedNpyReadsOnlyItsPages) {
+  std::string path = ::testing::TempDir() + "/pc_input_test.npy";
+  HostTensor whole = HostTensor::zeros({4096, 1024}, CommType::F32);
+  for (int64_t i = 0; i < whole.numel(); ++i)
+    whole.as<float>()[i] = static_cast<float>(i % 100003);
+  ASSERT_TRUE(pc::runtime::writeNpy(path, whole).ok());
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+
+  absl::StatusOr<std::shared_ptr<const pc::runtime::MappedNpy>> npy =
+      pc::runtime::MappedNpy::open(path);
+  ASSERT_TRUE(npy.ok()) << npy.status();
+  pc::runtime::Input input = pc::runtime::Input::file(*npy, CommType::F32);
+  std::vector<int64_t> offsets = {0, 0}, sizes = {1024, 1024};
+  HostTensor piece = input.box(offsets, sizes);
+  for (int64_t i = 0; i < piece.numel(); i += 997)
+    ASSERT_EQ(piece.as<float>()[i], whole.as<float>()[i]);
+  // The same rows through an i64 conversion of a bigger box agree too.
+  HostTensor wide =
+      pc::runtime::Input::file(*npy, CommType::F64).box(offsets, sizes);
+  EXPECT_EQ(wide.type, CommType::F64);
+  EXPECT_EQ(wide.get(12345), piece.get(12345));
+
+  long page = ::sysconf(_SC_PAGESIZE);
+  const char *lastQuarter = (*npy)->data() + 3 * 1024 * 1024 * 4;
+  auto begin = reinterpret_cast<uintptr_t>(lastQuarter) / page * page;
+  size_t length = 1024 * 1024 * 4;
+  std::vector<unsigned char> resident(length / page + 1);
+  ASSERT_EQ(::mincore(reinterpret_cast<void *>(begin), length, resident.data()),
+            0);
+  size_t in = 0;
+  for (unsigned char r : resident)
+    in += r & 1;
+  EXPECT_LT(in, resident.size() / 10)
+      << in << " of " << resident.size() << " pages of unread rows are in";
+  std::remove(path.c_str());
 }
 
 } // namespace

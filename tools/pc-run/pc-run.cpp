@@ -46,8 +46,6 @@ int fail(const std::string &message) {
   return 1;
 }
 
-bool isInteger(CommType t) { return t == CommType::I32 || t == CommType::I64; }
-
 /// A Chrome/Perfetto trace: a process per device, a thread per stream;
 /// every actor firing is a complete event (µs), with its iteration.
 absl::Status
@@ -259,9 +257,8 @@ int main(int argc, char **argv) {
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
 
-  // Inputs: DIR/<name>.npy (argN for an unnamed one), else drawn from
-  // --seed. The dtype must be the input's (i32 and i64 convert to each
-  // other; bf16 inputs read f32 files, as NumPy has no bf16).
+  // Inputs: DIR/<name>.npy (argN for an unnamed one), mapped so that each
+  // process reads only its ranks' pieces; else drawn from --seed.
   absl::StatusOr<std::vector<HostTensor>> inputs = program->exampleInputs(seed);
   if (!inputs.ok())
     return failAll(inputs.status().ToString());
@@ -270,29 +267,15 @@ int main(int argc, char **argv) {
   for (const pc::api::Port &port : program->inputs()) {
     if (train && port.name == "lr")
       continue; // the schedule's
-    HostTensor &value = (*inputs)[port.index];
     std::string path = inputsDir + "/arg" + std::to_string(port.index) + ".npy";
     if (llvm::sys::fs::exists(inputsDir + "/" + port.name + ".npy"))
       path = inputsDir + "/" + port.name + ".npy";
-    if (!inputsDir.empty() && llvm::sys::fs::exists(path)) {
-      absl::StatusOr<HostTensor> t = pc::runtime::readNpy(path);
-      if (!t.ok())
-        return failAll(t.status().ToString());
-      std::string what = " argument #" + std::to_string(port.index);
-      if (t->shape != value.shape)
-        return failAll(path + ": shape does not match" + what + " of @" +
-                       graph);
-      CommType want = value.type;
-      bool ok = t->type == want || (isInteger(t->type) && isInteger(want)) ||
-                (want == CommType::BF16 && t->type == CommType::F32);
-      if (!ok)
-        return failAll(path + ": dtype does not match" + what +
-                       " (the file has " + pc::runtime::nameOf(t->type) +
-                       ", the argument is " + pc::runtime::nameOf(want) + ")");
-      value = t->convert(want);
-    }
-    if (absl::Status s = (*session)->feed(port.name, std::move(value)); !s.ok())
-      return failAll(s.ToString());
+    absl::Status fed =
+        !inputsDir.empty() && llvm::sys::fs::exists(path)
+            ? (*session)->feedFile(port.name, path)
+            : (*session)->feed(port.name, std::move((*inputs)[port.index]));
+    if (!fed.ok())
+      return failAll(std::string(fed.message()));
   }
 
   // Parameters: from --params (weights; optimizer state keeps its
