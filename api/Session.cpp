@@ -278,8 +278,8 @@ absl::Status Session::load(const std::string &path) {
 absl::Status Session::loadParameters(const std::string &path, bool requireAll) {
   if (absl::Status s = usable("loadParameters"); !s.ok())
     return s;
-  absl::StatusOr<std::map<std::string, runtime::HostTensor>> values =
-      runtime::readSafetensors(path);
+  absl::StatusOr<std::map<std::string, runtime::Input>> values =
+      runtime::mapSafetensors(path);
   if (!values.ok())
     return values.status();
   if (absl::Status s = cpu->load(std::move(*values), requireAll); !s.ok())

@@ -2,8 +2,9 @@
 
 #include "runtime/exec/Checkpoint.h"
 
-#include "dialect/PcOps.h"
 #include "boxing/MeshCache.h"
+#include "dialect/PcOps.h"
+#include "dialect/PcTraits.h"
 #include "runtime/comm/Wire.h"
 #include "runtime/exec/Safetensors.h"
 
@@ -246,7 +247,9 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
         absl::StrCat(indexPath, ": not a pc sharded checkpoint index"));
   LoadedCheckpoint out;
   out.step = top->getInteger("step").value_or(0);
-  std::map<std::string, std::map<std::string, HostTensor>> files;
+  // Shard files are mapped, not read: a process later reads only the
+  // pieces its ranks need.
+  std::map<std::string, std::map<std::string, Input>> files;
   for (const auto &[key, value] : *tensors) {
     std::string name = key.str();
     auto bad = [&](const std::string &why) {
@@ -265,13 +268,15 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
         return bad("bad shape");
       shape.push_back(*n);
     }
-    HostTensor whole;
+    if (!fitsElementLimit(shape))
+      return bad("bad shape");
     // Coverage without a per-element map: the pieces are boxes, so they
     // tile the tensor exactly when they are pairwise disjoint and their
     // volumes add up to its size.
-    std::vector<std::pair<Shape, Shape>> boxes; // offsets, sizes
+    std::vector<Input::Piece> pieces;
+    auto holders = std::make_shared<std::vector<std::shared_ptr<const void>>>();
+    std::optional<CommType> type;
     int64_t volume = 0;
-    bool first = true;
     for (const llvm::json::Value &pv : *piecesJson) {
       const llvm::json::Object *piece = pv.getAsObject();
       std::optional<llvm::StringRef> file =
@@ -283,51 +288,50 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
         return bad("a piece needs a file in the directory and offsets");
       auto [it, inserted] = files.try_emplace(file->str());
       if (inserted) {
-        absl::StatusOr<std::map<std::string, HostTensor>> read =
-            readSafetensors(dir + "/" + file->str());
-        if (!read.ok())
-          return read.status();
-        it->second = std::move(*read);
+        absl::StatusOr<std::map<std::string, Input>> mapped =
+            mapSafetensors(dir + "/" + file->str());
+        if (!mapped.ok())
+          return mapped.status();
+        it->second = std::move(*mapped);
       }
       auto found = it->second.find(name);
       if (found == it->second.end())
         return bad(absl::StrCat(file->str(), " does not hold it"));
-      const HostTensor &p = found->second;
-      if (p.shape.size() != shape.size())
+      const Input &p = found->second;
+      if (p.shape().size() != shape.size())
         return bad(
             absl::StrCat("its piece in ", file->str(), " has the wrong rank"));
       Shape offsets;
       for (auto [d, o] : llvm::enumerate(*offsetsJson)) {
         std::optional<int64_t> n = o.getAsInteger();
-        if (!n || *n < 0 || *n + p.shape[d] > shape[d])
+        if (!n || *n < 0 || *n + p.shape()[d] > shape[d])
           return bad(absl::StrCat("its piece in ", file->str(),
                                   " does not fit its shape"));
         offsets.push_back(*n);
       }
-      if (first) {
-        whole = HostTensor::zeros(shape, p.type);
-        first = false;
-      } else if (p.type != whole.type) {
+      if (type && p.storedType() != *type)
         return bad("its pieces have different element types");
-      }
-      for (auto &[o, z] : boxes) {
+      type = p.storedType();
+      int64_t size = product(p.shape());
+      for (const Input::Piece &q : pieces) {
         bool overlap = true;
         for (size_t d = 0; d < shape.size() && overlap; ++d)
-          overlap = offsets[d] < o[d] + z[d] && o[d] < offsets[d] + p.shape[d];
-        if (overlap && p.numel() && product(z))
+          overlap = offsets[d] < q.offsets[d] + q.shape[d] &&
+                    q.offsets[d] < offsets[d] + p.shape()[d];
+        if (overlap && size && product(q.shape))
           return bad("two of its pieces overlap");
       }
-      boxes.push_back({offsets, p.shape});
-      volume += p.numel();
-      copyBox(p.bytes.data(), p.shape, Shape(shape.size(), 0),
-              whole.bytes.data(), shape, offsets, p.shape, sizeOf(p.type));
+      pieces.push_back({offsets, p.shape(), p.parts().front().data});
+      holders->push_back(p.holder());
+      volume += size;
     }
-    if (first)
+    if (!type)
       return bad("has no pieces");
-    if (volume != whole.numel())
-      return bad(absl::StrCat("its pieces leave ", whole.numel() - volume,
-                              " of ", whole.numel(), " elements unwritten"));
-    out.tensors[name] = std::move(whole);
+    if (volume != product(shape))
+      return bad(absl::StrCat("its pieces leave ", product(shape) - volume,
+                              " of ", product(shape), " elements unwritten"));
+    out.tensors.emplace(name, Input::tiled(shape, *type, std::move(pieces),
+                                           std::move(holders)));
   }
   return out;
 }
@@ -358,29 +362,15 @@ absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
 absl::StatusOr<LoadedCheckpoint> readCheckpoint(const std::string &path) {
   if (llvm::sys::fs::is_directory(path))
     return readSharded(path);
-  absl::StatusOr<std::map<std::string, HostTensor>> tensors =
-      readSafetensors(path);
+  std::map<std::string, std::string> metadata;
+  absl::StatusOr<std::map<std::string, Input>> tensors =
+      mapSafetensors(path, &metadata);
   if (!tensors.ok())
     return tensors.status();
   LoadedCheckpoint out;
   out.tensors = std::move(*tensors);
-  // The step is in the metadata, which readSafetensors skips; read it here.
-  std::ifstream in(path, std::ios::binary);
-  unsigned char len[8];
-  in.read(reinterpret_cast<char *>(len), 8);
-  uint64_t headerLen = 0;
-  for (int i = 7; i >= 0; --i)
-    headerLen = (headerLen << 8) | len[i];
-  std::string header(headerLen, '\0');
-  in.read(header.data(), headerLen);
-  if (llvm::Expected<llvm::json::Value> json = llvm::json::parse(header)) {
-    if (const llvm::json::Object *top = json->getAsObject())
-      if (const llvm::json::Object *meta = top->getObject("__metadata__"))
-        if (std::optional<llvm::StringRef> s = meta->getString("step"))
-          s->getAsInteger(10, out.step);
-  } else {
-    llvm::consumeError(json.takeError());
-  }
+  if (auto step = metadata.find("step"); step != metadata.end())
+    llvm::StringRef(step->second).getAsInteger(10, out.step);
   return out;
 }
 

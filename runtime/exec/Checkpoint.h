@@ -6,8 +6,10 @@
 //  - sharded: a directory of per-rank .safetensors files, each with the
 //    pieces its rank holds (a replicated piece once), and `index.json`,
 //    which says which box of which tensor each piece is.
-// Either loads on any mesh and with any layout: loading assembles the
-// logical tensors, and the session slices them for its programs.
+// Either loads on any mesh and with any layout. Loading maps the files and
+// checks the index and headers; the session then reads, for each of its
+// ranks, only the box of each tensor the rank holds (runtime/exec/Input.h),
+// so a process of a large run never reads the whole checkpoint.
 //
 // Saves are atomic. A logical file is written to a temporary name, flushed
 // and renamed. A sharded save writes a new generation of shard files and
@@ -21,6 +23,7 @@
 #define PC_RUNTIME_EXEC_CHECKPOINT_H
 
 #include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/Input.h"
 
 namespace pc::runtime {
 
@@ -31,9 +34,10 @@ enum class CheckpointFormat { Logical, Sharded };
 absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
                             CheckpointFormat format, int64_t step);
 
-/// A checkpoint's logical tensors by name, and the step it was saved at.
+/// A checkpoint's logical tensors by name, readable by box, and the step it
+/// was saved at.
 struct LoadedCheckpoint {
-  std::map<std::string, HostTensor> tensors;
+  std::map<std::string, Input> tensors;
   int64_t step = 0;
 };
 

@@ -413,6 +413,14 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
 
 absl::Status CpuSession::load(std::map<std::string, HostTensor> values,
                               bool requireAll) {
+  std::map<std::string, Input> inputs;
+  for (auto &[name, t] : values)
+    inputs.emplace(name, Input::own(std::move(t)));
+  return load(std::move(inputs), requireAll);
+}
+
+absl::Status CpuSession::load(std::map<std::string, Input> values,
+                              bool requireAll) {
   for (auto p : module.getOps<ParamOp>()) {
     std::string name = p.getSymName().str();
     auto it = values.find(name);
@@ -426,12 +434,12 @@ absl::Status CpuSession::load(std::map<std::string, HostTensor> values,
     absl::StatusOr<CommType> type = commTypeOf(p.getType());
     if (!type.ok())
       return type.status();
-    if (it->second.shape != shape || it->second.type != *type)
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", name, "' does not match @", name, ": it is ",
-                       nameOf(it->second.type), " of shape ",
-                       absl::StrJoin(it->second.shape, "x"), ", the parameter ",
-                       nameOf(*type), " of shape ", absl::StrJoin(shape, "x")));
+    if (it->second.shape() != shape || it->second.type() != *type)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", name, "' does not match @", name, ": it is ",
+          nameOf(it->second.type()), " of shape ",
+          absl::StrJoin(it->second.shape(), "x"), ", the parameter ",
+          nameOf(*type), " of shape ", absl::StrJoin(shape, "x")));
   }
   std::lock_guard<std::mutex> lock(mu);
   loaded = std::move(values);
@@ -452,21 +460,21 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   absl::StatusOr<CommType> type = commTypeOf(local);
   if (!type.ok())
     return type.status();
-  // A loaded parameter is sliced from the file's tensor without copying the
-  // whole of it first; a generated one is built in `generated`.
-  HostTensor generated;
-  const HostTensor *whole = &generated;
-  if (auto l = loaded.find(name.str()); l != loaded.end()) {
-    whole = &l->second;
-  }
   auto p = module.lookupSymbol<ParamOp>(name);
   if (!p)
     return absl::NotFoundError(absl::StrCat("no parameter @", name.str()));
-  if (whole == &generated) {
+  // A loaded parameter's piece is read from the file alone (the rest of the
+  // tensor stays unread); a generated one is drawn whole, then sliced.
+  std::optional<Input> generated;
+  const Input *whole = nullptr;
+  if (auto l = loaded.find(name.str()); l != loaded.end()) {
+    whole = &l->second;
+  } else {
     std::vector<double> values = initialValues(p, seed);
-    generated = HostTensor::zeros(shapeOf(p.getType()), *type);
-    for (int64_t i = 0; i < generated.numel(); ++i)
-      generated.set(i, values[i]);
+    HostTensor t = HostTensor::zeros(shapeOf(p.getType()), *type);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.set(i, values[i]);
+    whole = &generated.emplace(Input::own(std::move(t)));
   }
   SbpAttr sbp = getSbp(p.getType());
   HostTensor piece;
@@ -474,10 +482,10 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
     MeshCache meshes(module);
     MeshOp mesh = meshes.lookup(sbp);
     piece = pieceOf(
-        Input::borrow(*whole), sbp, mesh.getShape(),
+        *whole, sbp, mesh.getShape(),
         delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank)));
   } else {
-    piece = whole == &generated ? std::move(generated) : *whole;
+    piece = whole->whole();
   }
   absl::StatusOr<std::shared_ptr<const Tensor>> onDevice =
       (*device)->upload(piece);
@@ -572,7 +580,7 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
     if (!fromPieces) {
       std::lock_guard<std::mutex> lock(mu);
       if (auto l = loaded.find(name); l != loaded.end()) {
-        whole = l->second;
+        whole = l->second.whole();
       } else {
         std::vector<double> values = initialValues(p, seed);
         for (int64_t i = 0; i < whole.numel(); ++i)

@@ -97,6 +97,9 @@ public:
   /// element type; with `requireAll` every parameter must be given (a
   /// checkpoint), else the missing ones keep their initializers (weights
   /// without optimizer state).
+  absl::Status load(std::map<std::string, Input> values,
+                    bool requireAll = true);
+  /// The same, from tensors in memory.
   absl::Status load(std::map<std::string, HostTensor> values,
                     bool requireAll = true);
 
@@ -160,7 +163,8 @@ private:
   Pieces params;
   /// What the running step stored (pc.set_param), applied when it succeeds.
   Pieces pending;
-  std::map<std::string, HostTensor> loaded;
+  /// Where loaded parameters are read from (a file's mapping, or memory).
+  std::map<std::string, Input> loaded;
 };
 
 /// One run in a fresh session.

@@ -1,51 +1,77 @@
-//===- Input.cpp - A logical input that runs slice pieces from ------------===//
+//===- Input.cpp - A logical tensor read by pieces ------------------------===//
 
 #include "runtime/exec/Input.h"
 
 #include "runtime/device/Tensor.h"
 
+#include <algorithm>
+
 namespace pc::runtime {
 
 Input Input::borrow(const HostTensor &t) {
-  Input in;
-  in.host = &t;
-  in.want = t.type;
-  return in;
+  return tiled(t.shape, t.type,
+               {{std::vector<int64_t>(t.shape.size(), 0), t.shape, t.data()}},
+               nullptr);
 }
 
 Input Input::own(HostTensor t) {
-  Input in;
-  in.owned = std::make_shared<const HostTensor>(std::move(t));
-  in.host = in.owned.get();
-  in.want = in.host->type;
+  auto held = std::make_shared<const HostTensor>(std::move(t));
+  Input in = borrow(*held);
+  in.keepAlive = std::move(held);
   return in;
 }
 
 Input Input::file(std::shared_ptr<const MappedNpy> file, CommType type) {
-  Input in;
-  in.npy = std::move(file);
+  const std::vector<int64_t> &shape = file->shape();
+  Input in = tiled(
+      shape, file->type(),
+      {{std::vector<int64_t>(shape.size(), 0), shape, file->data()}}, file);
   in.want = type;
   return in;
 }
 
-const std::vector<int64_t> &Input::shape() const {
-  return host ? host->shape : npy->shape();
+Input Input::tiled(std::vector<int64_t> shape, CommType type,
+                   std::vector<Piece> pieces,
+                   std::shared_ptr<const void> keepAlive) {
+  Input in;
+  in.dims = std::move(shape);
+  in.stored = in.want = type;
+  in.pieces = std::move(pieces);
+  in.keepAlive = std::move(keepAlive);
+  return in;
 }
 
 HostTensor Input::box(std::span<const int64_t> offsets,
                       std::span<const int64_t> sizes) const {
-  const std::vector<int64_t> &whole = shape();
-  CommType from = host ? host->type : npy->type();
-  const char *src = host ? host->data() : npy->data();
-  std::vector<int64_t> dims(sizes.begin(), sizes.end());
-  HostTensor piece = HostTensor::zeros(dims, from);
-  copyBox(src, whole, offsets, piece.data(), piece.shape,
-          std::vector<int64_t>(dims.size(), 0), sizes, sizeOf(from));
-  if (from == want)
-    return piece;
-  HostTensor converted = HostTensor::zeros(dims, want);
-  convertInto(piece, converted);
+  size_t rank = sizes.size();
+  std::vector<int64_t> dimsOut(sizes.begin(), sizes.end());
+  HostTensor out = HostTensor::zeros(dimsOut, stored);
+  // Each piece's overlap with the box, copied from the piece's memory: the
+  // rest of every piece stays unread.
+  for (const Piece &p : pieces) {
+    std::vector<int64_t> from(rank), to(rank), extent(rank);
+    bool empty = false;
+    for (size_t d = 0; d < rank && !empty; ++d) {
+      int64_t lo = std::max(offsets[d], p.offsets[d]);
+      int64_t hi = std::min(offsets[d] + sizes[d], p.offsets[d] + p.shape[d]);
+      empty = hi <= lo;
+      from[d] = lo - p.offsets[d];
+      to[d] = lo - offsets[d];
+      extent[d] = hi - lo;
+    }
+    if (!empty)
+      copyBox(p.data, p.shape, from, out.data(), out.shape, to, extent,
+              sizeOf(stored));
+  }
+  if (stored == want)
+    return out;
+  HostTensor converted = HostTensor::zeros(dimsOut, want);
+  convertInto(out, converted);
   return converted;
+}
+
+HostTensor Input::whole() const {
+  return box(std::vector<int64_t>(dims.size(), 0), dims);
 }
 
 } // namespace pc::runtime

@@ -1,10 +1,15 @@
-//===- Input.h - A logical input that runs slice pieces from ----*- C++ -*-===//
+//===- Input.h - A logical tensor read by pieces ----------------*- C++ -*-===//
 //
-// The session feeds each hosted rank its piece of every logical input. An
-// Input is where the pieces come from: a tensor in host memory, or a .npy
-// file mapped into memory, in which case a process reads only the pages of
-// its own ranks' pieces (under mpirun, no process reads the whole file
-// unless its ranks need all of it).
+// The session feeds each hosted rank its piece of every logical input, and
+// starts each rank's piece of a parameter from a file. An Input is where
+// those pieces come from, and it reads only what a piece needs:
+//  - a tensor in host memory;
+//  - a .npy file mapped into memory (a run's input);
+//  - tensors of .safetensors files mapped into memory: one whole tensor (a
+//    logical checkpoint, --params), or the pieces of a sharded checkpoint,
+//    boxes that tile the tensor.
+// Under mpirun no process reads the parts of a file its ranks do not need:
+// the pages of a mapping are read when touched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,24 +26,43 @@ namespace pc::runtime {
 
 class Input {
 public:
+  /// A box of the tensor held somewhere the host can read.
+  struct Piece {
+    std::vector<int64_t> offsets, shape;
+    const char *data = nullptr;
+  };
+
   /// `t`, borrowed: it must outlive the runs that read it.
   static Input borrow(const HostTensor &t);
   static Input own(HostTensor t);
   /// The elements of `file`, converted to `type` as they are read.
   static Input file(std::shared_ptr<const MappedNpy> file, CommType type);
+  /// A tensor of `shape` and `type` made of `pieces` (boxes that tile it,
+  /// which the caller checked) in memory that `keepAlive` holds.
+  static Input tiled(std::vector<int64_t> shape, CommType type,
+                     std::vector<Piece> pieces,
+                     std::shared_ptr<const void> keepAlive);
 
-  const std::vector<int64_t> &shape() const;
+  const std::vector<int64_t> &shape() const { return dims; }
+  /// The type pieces are read in.
   CommType type() const { return want; }
   /// The box at `offsets` of `sizes`, in type().
   HostTensor box(std::span<const int64_t> offsets,
                  std::span<const int64_t> sizes) const;
+  /// All of it.
+  HostTensor whole() const;
+  /// Its pieces, in their stored type, and what keeps their memory alive:
+  /// for assembling an Input of many files' pieces.
+  const std::vector<Piece> &parts() const { return pieces; }
+  CommType storedType() const { return stored; }
+  const std::shared_ptr<const void> &holder() const { return keepAlive; }
 
 private:
   Input() = default;
-  std::shared_ptr<const HostTensor> owned;
-  const HostTensor *host = nullptr;
-  std::shared_ptr<const MappedNpy> npy;
-  CommType want = CommType::F32;
+  std::vector<int64_t> dims;
+  CommType stored = CommType::F32, want = CommType::F32;
+  std::vector<Piece> pieces;
+  std::shared_ptr<const void> keepAlive;
 };
 
 } // namespace pc::runtime

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdio>
 #include <fcntl.h>
@@ -12,27 +13,29 @@
 
 namespace pc::runtime {
 
-absl::StatusOr<std::map<std::string, HostTensor>>
-readSafetensors(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+absl::StatusOr<std::map<std::string, Input>>
+mapSafetensors(const std::string &path,
+               std::map<std::string, std::string> *metadata) {
+  // Mapped, not read: a tensor's pages are read when a piece needs them.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
     return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  unsigned char len[8];
-  in.read(reinterpret_cast<char *>(len), 8);
-  if (!in)
+  std::shared_ptr<const llvm::MemoryBuffer> buffer = std::move(*file);
+  llvm::StringRef bytes = buffer->getBuffer();
+  if (bytes.size() < 8)
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated"));
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
-    headerLen = (headerLen << 8) | len[i];
+    headerLen = (headerLen << 8) | static_cast<unsigned char>(bytes[i]);
   if (headerLen > (uint64_t(1) << 30))
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": header of ", headerLen, " bytes is too large"));
-  std::string header(headerLen, '\0');
-  in.read(header.data(), headerLen);
-  if (!in)
+  if (bytes.size() - 8 < headerLen)
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
-  std::string data((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  llvm::StringRef header = bytes.substr(8, headerLen);
+  llvm::StringRef data = bytes.substr(8 + headerLen);
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
   if (!json) {
     std::string why = llvm::toString(json.takeError());
@@ -43,11 +46,17 @@ readSafetensors(const std::string &path) {
   if (!top)
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": the header is not an object"));
-  std::map<std::string, HostTensor> tensors;
+  std::map<std::string, Input> tensors;
   for (const auto &[key, value] : *top) {
     std::string name = key.str();
-    if (name == "__metadata__")
+    if (name == "__metadata__") {
+      if (const llvm::json::Object *meta = value.getAsObject();
+          meta && metadata)
+        for (const auto &[k, v] : *meta)
+          if (std::optional<llvm::StringRef> text = v.getAsString())
+            (*metadata)[k.str()] = text->str();
       continue;
+    }
     auto bad = [&](const std::string &why) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": tensor '", name, "': ", why));
@@ -56,48 +65,62 @@ readSafetensors(const std::string &path) {
     if (!t)
       return bad("not an object");
     std::optional<llvm::StringRef> dtype = t->getString("dtype");
-    const llvm::json::Array *shape = t->getArray("shape");
+    const llvm::json::Array *shapeJson = t->getArray("shape");
     const llvm::json::Array *offsets = t->getArray("data_offsets");
-    if (!dtype || !shape || !offsets || offsets->size() != 2)
+    if (!dtype || !shapeJson || !offsets || offsets->size() != 2)
       return bad("needs dtype, shape and two data_offsets");
-    HostTensor tensor;
+    CommType type;
     if (*dtype == "F32")
-      tensor.type = CommType::F32;
+      type = CommType::F32;
     else if (*dtype == "F64")
-      tensor.type = CommType::F64;
+      type = CommType::F64;
     else if (*dtype == "I32")
-      tensor.type = CommType::I32;
+      type = CommType::I32;
     else if (*dtype == "I64")
-      tensor.type = CommType::I64;
+      type = CommType::I64;
     else if (*dtype == "F16")
-      tensor.type = CommType::F16;
+      type = CommType::F16;
     else if (*dtype == "BF16")
-      tensor.type = CommType::BF16;
+      type = CommType::BF16;
     else
       return bad(absl::StrCat("dtype ", dtype->str(),
                               " is not F32, F16, BF16, F64, I32 or I64"));
     // The element count is bounded by the file's size as it grows, so a
     // hostile shape cannot overflow it.
+    std::vector<int64_t> shape;
     int64_t elements = 1;
-    for (const llvm::json::Value &d : *shape) {
+    for (const llvm::json::Value &d : *shapeJson) {
       std::optional<int64_t> n = d.getAsInteger();
       if (!n || *n < 0)
         return bad("bad shape");
-      tensor.shape.push_back(*n);
+      shape.push_back(*n);
       if (*n != 0 && elements > static_cast<int64_t>(data.size()) / *n)
         return bad("its shape holds more elements than the file has bytes");
       elements *= *n;
     }
     std::optional<int64_t> begin = (*offsets)[0].getAsInteger();
     std::optional<int64_t> end = (*offsets)[1].getAsInteger();
-    int64_t bytes = product(tensor.shape) * sizeOf(tensor.type);
+    int64_t size = product(shape) * sizeOf(type);
     if (!begin || !end || *begin < 0 || *end < *begin ||
-        *end > static_cast<int64_t>(data.size()) || *end - *begin != bytes)
-      return bad(absl::StrCat("data_offsets do not hold its ", bytes,
+        *end > static_cast<int64_t>(data.size()) || *end - *begin != size)
+      return bad(absl::StrCat("data_offsets do not hold its ", size,
                               " bytes in the file's ", data.size()));
-    tensor.bytes.assign(data.begin() + *begin, data.begin() + *end);
-    tensors.emplace(name, std::move(tensor));
+    std::vector<int64_t> zero(shape.size(), 0);
+    tensors.emplace(name, Input::tiled(shape, type,
+                                       {{zero, shape, data.data() + *begin}},
+                                       buffer));
   }
+  return tensors;
+}
+
+absl::StatusOr<std::map<std::string, HostTensor>>
+readSafetensors(const std::string &path) {
+  absl::StatusOr<std::map<std::string, Input>> mapped = mapSafetensors(path);
+  if (!mapped.ok())
+    return mapped.status();
+  std::map<std::string, HostTensor> tensors;
+  for (auto &[name, input] : *mapped)
+    tensors.emplace(name, input.whole());
   return tensors;
 }
 

@@ -11,6 +11,7 @@
 #define PC_RUNTIME_EXEC_SAFETENSORS_H
 
 #include "runtime/device/HostTensor.h"
+#include "runtime/exec/Input.h"
 
 #include "absl/status/statusor.h"
 
@@ -19,9 +20,16 @@
 
 namespace pc::runtime {
 
-/// Every tensor of the file (F32, F16, BF16, F64, I32 and I64), by name. A
-/// malformed file is an error that names the file and, where it can, the
-/// tensor.
+/// Every tensor of the file (F32, F16, BF16, F64, I32 and I64), by name,
+/// mapped into memory: the header is checked against the file's size, and a
+/// tensor's bytes are read only where a piece of it is. `metadata` (when
+/// given) gets the header's __metadata__ strings. A malformed file is an
+/// error that names the file and, where it can, the tensor.
+absl::StatusOr<std::map<std::string, Input>>
+mapSafetensors(const std::string &path,
+               std::map<std::string, std::string> *metadata = nullptr);
+
+/// The same, read whole into memory.
 absl::StatusOr<std::map<std::string, HostTensor>>
 readSafetensors(const std::string &path);
 
