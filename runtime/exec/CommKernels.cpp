@@ -9,9 +9,9 @@
 
 #include "runtime/exec/KernelRegistry.h"
 
-#include "dialect/PcOps.h"
 #include "boxing/BoxingPlanner.h"
 #include "boxing/MeshCache.h"
+#include "dialect/PcOps.h"
 #include "runtime/comm/BoxingSteps.h"
 
 #include "llvm/ADT/Hashing.h"
@@ -97,6 +97,11 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
       return absl::OkStatus();
     });
   Shape coords = coordsOn(c, mesh);
+  // Local steps move no data between members: nothing to match.
+  if (kind != TransitionKind::LocalSlice &&
+      kind != TransitionKind::LocalPartial)
+    for (int64_t p : groupMembers(view.shape, coords, axes))
+      c.exchange.group.push_back(view.ranks[p]);
   Communicator *comm = &c.comm;
   return Kernel([=](KernelIO &io) -> absl::Status {
     absl::StatusOr<std::shared_ptr<Tensor>> r =
@@ -173,6 +178,8 @@ void registerCpuCommKernels(KernelRegistry &r) {
                groupMembers(v.shape, coordsOn(c, b.getMeshAttr()), b.getAxes()))
             group.push_back(v.ranks[p]);
           int64_t root = b.getRoot();
+          if (group.size() > 1)
+            c.exchange.group = group;
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
             const Tensor &in = *io.inputs[0];
@@ -194,6 +201,8 @@ void registerCpuCommKernels(KernelRegistry &r) {
           auto send = cast<SendOp>(op);
           TransferSide side =
               planSide(c, send.getFromAttr(), send.getToAttr(), true);
+          for (const TransferSide::Piece &p : side.pieces)
+            c.exchange.sends.push_back({p.peer, side.tag});
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
             const Tensor &in = *io.inputs[0];
@@ -215,6 +224,8 @@ void registerCpuCommKernels(KernelRegistry &r) {
           auto recv = cast<RecvOp>(op);
           TransferSide side =
               planSide(c, recv.getFromAttr(), recv.getToAttr(), false);
+          for (const TransferSide::Piece &p : side.pieces)
+            c.exchange.recvs.push_back({p.peer, side.tag});
           absl::StatusOr<CommType> type = commTypeOf(recv.getType());
           if (!type.ok())
             return type.status();

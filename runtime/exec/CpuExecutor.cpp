@@ -67,6 +67,13 @@ public:
   absl::Status build(func::FuncOp f,
                      std::vector<std::shared_ptr<const Tensor>> args);
 
+  /// Sets the order of the communication ops' firings: (iteration, index
+  /// among the communication ops); InvalidArgument when it names an op or
+  /// iteration that does not exist, or would deadlock on this rank.
+  absl::Status setOrder(std::span<const std::pair<int64_t, int64_t>> order);
+  /// The communication this rank does, in firing order.
+  std::vector<CommEvent> exchanges() const;
+
   /// Runs on `streams` (compute, then communication).
   absl::StatusOr<actor::RunStats>
   run(std::span<Stream *const> streams,
@@ -101,6 +108,11 @@ private:
   std::vector<Actor> actors;
   /// Per stream, what its kernels run with (set by run()).
   std::vector<KernelContext> contexts;
+  /// The communication ops' actors, in program order, with what each
+  /// exchanges; the order they fire in (empty: the default).
+  std::vector<uint32_t> commActors;
+  std::vector<CommEvent> commExchanges;
+  std::vector<actor::OrderedFiring> order;
   DenseMap<Value, Source> sources;
   std::vector<std::shared_ptr<const Tensor>> results;
 };
@@ -185,6 +197,8 @@ RankProgram::build(func::FuncOp f,
       llvm::raw_string_ostream os(site);
       os << "'" << op.getName().getStringRef() << "' at " << op.getLoc();
     }
+    CommEvent exchange = std::move(bound->exchange);
+    exchange.what = site;
     uint32_t id = addActor(
         op.getName().getStringRef().str(), bound->stream, ins,
         op.getNumResults(),
@@ -199,8 +213,44 @@ RankProgram::build(func::FuncOp f,
         });
     for (unsigned r = 0; r < op.getNumResults(); ++r)
       sources[op.getResult(r)] = {id, r};
+    if (graph.actors()[id].ordered) {
+      commActors.push_back(id);
+      commExchanges.push_back(std::move(exchange));
+    }
   }
   return absl::OkStatus();
+}
+
+absl::Status
+RankProgram::setOrder(std::span<const std::pair<int64_t, int64_t>> given) {
+  order.clear();
+  for (auto [iteration, op] : given) {
+    if (op < 0 || op >= static_cast<int64_t>(commActors.size()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank ", context.rank, ": the order names communication op #", op,
+          "; the program has ", commActors.size()));
+    order.push_back({iteration, commActors[op]});
+  }
+  if (absl::Status s = actor::verifyOrder(graph, options.iterations, order);
+      !s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("rank ", context.rank, ": ", s.message()));
+  return absl::OkStatus();
+}
+
+std::vector<CommEvent> RankProgram::exchanges() const {
+  std::vector<actor::OrderedFiring> firing =
+      order.empty() ? actor::defaultOrder(graph, options.iterations) : order;
+  std::map<uint32_t, size_t> indexOf;
+  for (size_t i = 0; i < commActors.size(); ++i)
+    indexOf[commActors[i]] = i;
+  std::vector<CommEvent> out;
+  for (const actor::OrderedFiring &f : firing) {
+    CommEvent e = commExchanges[indexOf.at(f.actor)];
+    e.iteration = f.iteration;
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 absl::StatusOr<actor::RunStats>
@@ -215,6 +265,7 @@ RankProgram::run(std::span<Stream *const> streams,
   run.trace = options.trace;
   run.origin = origin;
   run.onError = std::move(onError);
+  run.order = order;
   run.onFree = [this](uint32_t actor, int64_t iteration) {
     Actor &a = actors[actor];
     for (auto &t : a.registers[iteration % a.registers.size()])
@@ -620,6 +671,12 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     func::FuncOp program;
     int64_t rank;
     std::vector<HostTensor> args;
+    // Bound before anything runs, then run.
+    RankDevice *device = nullptr;
+    std::unique_ptr<Communicator> comm;
+    std::unique_ptr<MeshCache> meshes;
+    std::unique_ptr<BindContext> context;
+    std::unique_ptr<RankProgram> bound;
     std::vector<HostTensor> results;
     CommStats stats;
     int64_t peak = 0, tensorPeak = 0;
@@ -681,22 +738,25 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     jobOf[job.rank] = &job;
     hosted.push_back(job.rank);
   }
-  absl::Status launched = launch(world, hosted, [&](int64_t rank) {
+  // Bind every hosted rank's program first, so that the ranks' orders can
+  // be checked together before anything runs.
+  absl::Status bound = launch(world, hosted, [&](int64_t rank) {
     Job *j = jobOf.at(rank);
     absl::StatusOr<RankDevice *> device = deviceOf(j->rank);
     if (!device.ok())
       return device.status();
-    RankDevice &d = **device;
+    j->device = *device;
     absl::StatusOr<std::unique_ptr<Communicator>> comm =
-        d.backend->makeCommunicator(world, j->rank);
+        j->device->backend->makeCommunicator(world, j->rank);
     if (!comm.ok())
       return comm.status();
+    j->comm = *std::move(comm);
     // The run's peak starts from what the device holds already (the
     // parameters); the inputs' copies count in it.
-    d.tensors->resetPeak();
+    j->device->tensors->resetPeak();
     std::vector<std::shared_ptr<const Tensor>> args;
     for (const HostTensor &arg : j->args) {
-      absl::StatusOr<std::shared_ptr<const Tensor>> t = d.upload(arg);
+      absl::StatusOr<std::shared_ptr<const Tensor>> t = j->device->upload(arg);
       if (!t.ok())
         return t.status();
       args.push_back(*std::move(t));
@@ -704,52 +764,126 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     j->args.clear();
     // Each rank binds its own program: the mesh cache is not shared
     // between threads.
-    MeshCache rankMeshes(module);
-    BindContext context{
-        j->rank,
-        rankMeshes,
-        **comm,
-        *d.tensors,
-        [&](llvm::StringRef name, Type local) {
-          return param(j->rank, name, local);
+    j->meshes = std::make_unique<MeshCache>(module);
+    j->context.reset(new BindContext{
+        j->rank, *j->meshes, *j->comm, *j->device->tensors,
+        [this, rank = j->rank](llvm::StringRef name, Type local) {
+          return param(rank, name, local);
         },
-        [&, rank = j->rank](llvm::StringRef name,
-                            std::shared_ptr<const Tensor> piece) {
+        [this, rank = j->rank](llvm::StringRef name,
+                               std::shared_ptr<const Tensor> piece) {
           std::lock_guard<std::mutex> lock(mu);
           pending[{rank, name.str()}] = std::move(piece);
-        }};
-    RankProgram program(kernels, context, options);
-    if (absl::Status s = program.build(j->program, std::move(args)); !s.ok())
+        }});
+    j->bound = std::make_unique<RankProgram>(kernels, *j->context, options);
+    if (absl::Status s = j->bound->build(j->program, std::move(args)); !s.ok())
       return s;
-    absl::StatusOr<std::unique_ptr<Stream>> compute =
-        d.device->createStream("compute");
-    absl::StatusOr<std::unique_ptr<Stream>> commStream =
-        d.device->createStream("comm");
-    if (!compute.ok() || !commStream.ok())
-      return compute.ok() ? commStream.status() : compute.status();
-    Stream *streams[] = {compute->get(), commStream->get()};
-    absl::StatusOr<actor::RunStats> stats = program.run(
-        streams, origin, [&](const absl::Status &s) { world.abort(s); });
-    j->stats = (*comm)->stats();
-    if (!stats.ok())
-      return stats.status();
-    std::vector<HostTensor> results;
-    for (const std::shared_ptr<const Tensor> &t : program.takeResults()) {
-      absl::StatusOr<HostTensor> host = d.download(*t);
-      if (!host.ok())
-        return host.status();
-      results.push_back(*std::move(host));
-    }
-    j->results = std::move(results);
-    j->peak = d.device->allocator().stats().peak;
-    j->tensorPeak = d.tensors->count().peak;
-    j->iterationDoneUs = stats->iterationDoneUs;
-    for (auto [s, events] : llvm::enumerate(stats->events))
-      for (const actor::FiringEvent &e : events)
-        j->events.push_back({program.nameOf(e.actor), s ? "comm" : "compute",
-                             e.iteration, e.startUs, e.durationUs});
+    if (auto given = options.order.find(j->rank); given != options.order.end())
+      return j->bound->setOrder(given->second);
     return absl::OkStatus();
   });
+  // Every process takes part: all bound or all fail; then process 0 checks
+  // every rank's order against the others' and all agree on the verdict.
+  auto checkRankOrders = [&]() -> absl::Status {
+    if (absl::Status s = world.agree(bound); !s.ok())
+      return s;
+    WireWriter w;
+    w.i64(static_cast<int64_t>(jobs.size()));
+    for (Job &job : jobs) {
+      w.i64(job.rank);
+      std::vector<CommEvent> events = job.bound->exchanges();
+      w.i64(static_cast<int64_t>(events.size()));
+      for (const CommEvent &e : events) {
+        w.i64(e.iteration);
+        w.bytes(e.what);
+        w.i64(static_cast<int64_t>(e.group.size()));
+        for (int64_t r : e.group)
+          w.i64(r);
+        for (auto *messages : {&e.sends, &e.recvs}) {
+          w.i64(static_cast<int64_t>(messages->size()));
+          for (auto [peer, tag] : *messages) {
+            w.i64(peer);
+            w.i64(tag);
+          }
+        }
+      }
+    }
+    absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
+    if (!parts.ok())
+      return parts.status();
+    auto judge = [&]() -> absl::Status {
+      std::map<int64_t, std::vector<CommEvent>> byRank;
+      for (const std::string &part : *parts) {
+        WireReader r(part);
+        for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+          std::vector<CommEvent> &events = byRank[r.i64()];
+          for (int64_t k = r.i64(); r.ok() && k > 0; --k) {
+            CommEvent e;
+            e.iteration = r.i64();
+            e.what = std::string(r.bytes());
+            for (int64_t g = r.i64(); r.ok() && g > 0; --g)
+              e.group.push_back(r.i64());
+            for (auto *messages : {&e.sends, &e.recvs})
+              for (int64_t m = r.i64(); r.ok() && m > 0; --m) {
+                int64_t peer = r.i64();
+                messages->push_back({peer, r.i64()});
+              }
+            events.push_back(std::move(e));
+          }
+        }
+        if (!r.ok())
+          return absl::InternalError("a process sent a garbled order");
+      }
+      return checkOrders(byRank);
+    };
+    return world.agree(world.process() == 0 ? judge() : absl::OkStatus());
+  };
+  if (!options.order.empty())
+    if (absl::Status s = checkRankOrders(); !s.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      pending.clear();
+      return s;
+    }
+  absl::Status launched =
+      !bound.ok() ? bound : launch(world, hosted, [&](int64_t rank) {
+        Job *j = jobOf.at(rank);
+        RankDevice &d = *j->device;
+        RankProgram &program = *j->bound;
+        absl::StatusOr<std::unique_ptr<Stream>> compute =
+            d.device->createStream("compute");
+        absl::StatusOr<std::unique_ptr<Stream>> commStream =
+            d.device->createStream("comm");
+        if (!compute.ok() || !commStream.ok())
+          return compute.ok() ? commStream.status() : compute.status();
+        Stream *streams[] = {compute->get(), commStream->get()};
+        absl::StatusOr<actor::RunStats> stats = program.run(
+            streams, origin, [&](const absl::Status &s) { world.abort(s); });
+        j->stats = j->comm->stats();
+        if (!stats.ok())
+          return stats.status();
+        std::vector<HostTensor> results;
+        for (const std::shared_ptr<const Tensor> &t : program.takeResults()) {
+          absl::StatusOr<HostTensor> host = d.download(*t);
+          if (!host.ok())
+            return host.status();
+          results.push_back(*std::move(host));
+        }
+        j->results = std::move(results);
+        j->peak = d.device->allocator().stats().peak;
+        j->tensorPeak = d.tensors->count().peak;
+        j->iterationDoneUs = stats->iterationDoneUs;
+        for (auto [s, events] : llvm::enumerate(stats->events))
+          for (const actor::FiringEvent &e : events)
+            j->events.push_back({program.nameOf(e.actor),
+                                 s ? "comm" : "compute", e.iteration, e.startUs,
+                                 e.durationUs});
+        return absl::OkStatus();
+      });
+  // The programs (and the constants and parameters they hold) go now.
+  for (Job &job : jobs) {
+    job.bound.reset();
+    job.context.reset();
+  }
   // A failed step stores nothing.
   auto failedStep = [&](absl::Status s) {
     std::lock_guard<std::mutex> lock(mu);

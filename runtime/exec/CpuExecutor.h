@@ -57,6 +57,15 @@ struct CpuRunOptions {
   /// Under MPI, send the assembled results to every process, not only to
   /// process 0 (a training loop's loss, which every process acts on).
   bool resultsOnEveryProcess = false;
+  /// Per global rank: the order in which its communication ops fire, as
+  /// (iteration, index of the op among the program's communication ops in
+  /// program order). Every (iteration, op) once. A rank not listed fires
+  /// iteration by iteration in program order. When any order is given, the
+  /// ranks' orders are checked together before anything runs (every
+  /// process takes part): each rank's alone against its own dependencies,
+  /// then all of them against each other (OrderCheck.h); a mismatch or a
+  /// cycle of waits is an error, never a hang.
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> order;
 };
 
 /// What a run gives back. Under MPI the results and the per-rank figures

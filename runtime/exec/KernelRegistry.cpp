@@ -75,10 +75,12 @@ KernelRegistry::bind(Operation *op, BindContext &context) const {
             : absl::StrCat("the ", device, " backend has no kernel for '", name,
                            "'"));
   }
+  context.exchange = {};
   absl::StatusOr<Kernel> kernel = it->second.factory(op, context);
   if (!kernel.ok())
     return kernel.status();
-  return Bound{*std::move(kernel), it->second.stream};
+  return Bound{*std::move(kernel), it->second.stream,
+               std::move(context.exchange)};
 }
 
 } // namespace pc::runtime

@@ -23,6 +23,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/device/Tensor.h"
 #include "runtime/exec/KernelContext.h"
+#include "runtime/exec/OrderCheck.h"
 
 #include "absl/status/statusor.h"
 #include "mlir/IR/Operation.h"
@@ -77,6 +78,9 @@ struct BindContext {
   /// Set while a widening entry binds its f32 kernel: results of a 16-bit
   /// float type are then allocated as f32 (see resultType()).
   bool widen = false;
+  /// What the communication kernel being bound exchanges (its group, or its
+  /// messages), for checking ranks' orders together (OrderCheck.h).
+  CommEvent exchange;
 };
 
 /// The element type a kernel bound in `context` produces for a result of
@@ -92,6 +96,8 @@ public:
   struct Bound {
     Kernel kernel;
     StreamKind stream;
+    /// For a communication op: what it exchanges.
+    CommEvent exchange;
   };
 
   /// Registers `factory` for `op` ("pc.matmul") on each of `types`, on

@@ -351,3 +351,89 @@ TEST(InputTest, ACheckpointPieceReadsOnlyItsShards) {
 }
 
 } // namespace
+
+namespace {
+
+// Each rank's order of communication ops is data (CpuRunOptions::order).
+// Different valid orders give bit-identical results; orders that do not
+// match across the members of a group, or whose waits form a cycle across
+// ranks, are errors before anything runs, never a hang.
+class OrderTest : public pc::test::PcContextTest {};
+
+TEST_F(OrderTest, RanksOrdersAreCheckedTogether) {
+  // Per rank: op 0 and op 1 all-reduce over axis x (groups {0,2}, {1,3}),
+  // op 2 over axis y (groups {0,1}, {2,3}).
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(R"mlir(
+    pc.mesh @m <["x"=2, "y"=2]>
+    func.func @f(%a: tensor<4xf32, #pc.sbp<@m, [P, B]>>,
+                 %c: tensor<4xf32, #pc.sbp<@m, [P, B]>>,
+                 %b: tensor<4xf32, #pc.sbp<@m, [B, P]>>)
+        -> (tensor<4xf32, #pc.sbp<@m, [B, B]>>, tensor<4xf32, #pc.sbp<@m, [B, B]>>,
+            tensor<4xf32, #pc.sbp<@m, [B, B]>>) {
+      %x = pc.to_sbp %a : (tensor<4xf32, #pc.sbp<@m, [P, B]>>) -> tensor<4xf32, #pc.sbp<@m, [B, B]>>
+      %z = pc.to_sbp %c : (tensor<4xf32, #pc.sbp<@m, [P, B]>>) -> tensor<4xf32, #pc.sbp<@m, [B, B]>>
+      %y = pc.to_sbp %b : (tensor<4xf32, #pc.sbp<@m, [B, P]>>) -> tensor<4xf32, #pc.sbp<@m, [B, B]>>
+      return %x, %z, %y : tensor<4xf32, #pc.sbp<@m, [B, B]>>, tensor<4xf32, #pc.sbp<@m, [B, B]>>, tensor<4xf32, #pc.sbp<@m, [B, B]>>
+    }
+  )mlir",
+                                                        &context);
+  ASSERT_TRUE(m);
+  PassManager pm = PassManager::on<ModuleOp>(&context);
+  ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
+  ASSERT_TRUE(succeeded(pm.run(*m)));
+  std::vector<HostTensor> inputs;
+  for (int k = 0; k < 3; ++k) {
+    HostTensor t = HostTensor::zeros({4}, CommType::F32);
+    for (int i = 0; i < 4; ++i)
+      t.as<float>()[i] = 0.1f * (k + 1) * (i + 1);
+    inputs.push_back(std::move(t));
+  }
+  using Order = std::vector<std::pair<int64_t, int64_t>>;
+  auto runWith = [&](std::map<int64_t, Order> order, int64_t iterations) {
+    pc::runtime::CpuSession session(*m, 1);
+    pc::runtime::CpuRunOptions options;
+    options.iterations = iterations;
+    options.order = std::move(order);
+    return session.run("f", inputs, options);
+  };
+  absl::StatusOr<pc::runtime::CpuRun> plain = runWith({}, 2);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+
+  // Axis y first, then axis x backwards, on every rank; and the default
+  // order spelled out: both valid, the same results.
+  Order yFirst = {{0, 2}, {0, 1}, {0, 0}, {1, 2}, {1, 1}, {1, 0}};
+  Order spelled = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+  for (const Order &o : {yFirst, spelled}) {
+    absl::StatusOr<pc::runtime::CpuRun> run =
+        runWith({{0, o}, {1, o}, {2, o}, {3, o}}, 2);
+    ASSERT_TRUE(run.ok()) << run.status();
+    for (size_t r = 0; r < plain->results.size(); ++r)
+      EXPECT_EQ(run->results[r].bytes, plain->results[r].bytes);
+  }
+  // Ranks 0 and 2 run their two collectives over {0, 2} in crossed orders.
+  Order crossed = {{0, 1}, {0, 0}, {0, 2}};
+  absl::StatusOr<pc::runtime::CpuRun> mismatch = runWith({{2, crossed}}, 1);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.status().message().find(
+                "the orders do not match: collective #1 over ranks [0, 2]"),
+            std::string::npos)
+      << mismatch.status();
+  // Every group's sequence matches, but the waits form a cycle: rank 0
+  // waits on x for rank 2, which waits on y for rank 3, which waits on x for
+  // rank 1, which waits on y for rank 0.
+  Order xy = {{0, 0}, {0, 1}, {0, 2}}, yx = {{0, 2}, {0, 0}, {0, 1}};
+  absl::StatusOr<pc::runtime::CpuRun> cycle =
+      runWith({{0, xy}, {1, yx}, {2, yx}, {3, xy}}, 1);
+  ASSERT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.status().message().find("the ranks' orders would deadlock"),
+            std::string::npos)
+      << cycle.status();
+  // An order that names a missing op, or would deadlock on its own rank.
+  absl::StatusOr<pc::runtime::CpuRun> missing = runWith({{0, {{0, 7}}}}, 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("communication op #7"),
+            std::string::npos)
+      << missing.status();
+}
+
+} // namespace
