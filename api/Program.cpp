@@ -202,13 +202,17 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
         !kind.ok())
       return kind.status();
   ModuleOp m = *impl->module;
-  if (absl::Status s = setMeshShapes(m, options); !s.ok())
-    return s;
   // Per-device programs run as they are; a logical graph is compiled, and
   // trained unless it is a training step already (it stores parameters).
   bool partitioned = false;
   for (auto f : m.getOps<func::FuncOp>())
     partitioned |= static_cast<bool>(attrs::getGraph(f));
+  if (partitioned && !options.meshShapes.empty())
+    return absl::InvalidArgumentError(
+        "compile: the source is per-device programs, partitioned for their "
+        "meshes; new mesh shapes need the logical graph");
+  if (absl::Status s = setMeshShapes(m, options); !s.ok())
+    return s;
   if (!partitioned) {
     bool hasStep = false;
     m.walk([&](SetParamOp) { hasStep = true; });
@@ -315,6 +319,9 @@ absl::StatusOr<Program> compileSource(const std::string &source,
 absl::StatusOr<std::vector<runtime::HostTensor>>
 Program::exampleInputs(uint64_t seed) const {
   std::vector<runtime::HostTensor> out;
+  if (!impl)
+    return absl::FailedPreconditionError(
+        "Program::exampleInputs: an empty program");
   if (impl->logical) {
     absl::StatusOr<std::vector<reference::Array>> random =
         reference::randomInputs(*impl->logical, graphName, seed);

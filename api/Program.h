@@ -32,6 +32,7 @@
 namespace pc::runtime {
 class CpuSession;
 class Input;
+class MappedNpy;
 } // namespace pc::runtime
 
 namespace pc::api {
@@ -200,7 +201,9 @@ public:
   /// Sets input `name` from a .npy file, mapped into memory: each process
   /// reads only its ranks' pieces of it, at every run. The file's dtype is
   /// the input's, another integer type for an integer input, or f32 for a
-  /// bf16 input (NumPy has no bf16).
+  /// bf16 input (NumPy has no bf16). The file must not change while it is
+  /// fed (a run checks its size and time, and fails if it changed); to
+  /// feed new contents, write a new file, or feed it again after writing.
   absl::Status feedFile(const std::string &name, const std::string &path);
   /// Runs the program (a forward pass).
   absl::Status run(const RunOptions &options = {});
@@ -238,7 +241,9 @@ private:
   std::unique_ptr<runtime::World> world_; // outlives the session's runs
   std::unique_ptr<runtime::CpuSession> cpu;
   std::map<std::string, int64_t> inputIndex, outputIndex;
-  std::map<int64_t, runtime::HostTensor> inputShapes; // zeros of each input
+  std::map<int64_t, Port> inputPorts; // shape and type of each input
+  /// The inputs fed from files, checked unchanged before each run.
+  std::map<int64_t, std::shared_ptr<const runtime::MappedNpy>> files;
   std::vector<runtime::Input> inputs;
   std::vector<runtime::HostTensor> outputs;
   std::optional<int64_t> lrIndex, lossIndex, gradNormIndex;

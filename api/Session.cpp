@@ -60,9 +60,9 @@ Session::create(const Program &program, const SessionOptions &options) {
           : std::max<int64_t>(1, cores / (local * onNode)));
   for (const Port &port : program.inputs()) {
     s->inputIndex[port.name] = port.index;
-    s->inputShapes[port.index] =
-        runtime::HostTensor::zeros(port.shape, port.type);
-    s->inputs.push_back(runtime::Input::own(s->inputShapes[port.index]));
+    s->inputPorts[port.index] = port;
+    // A placeholder that holds no memory: a run refuses unfed inputs.
+    s->inputs.push_back(runtime::Input::tiled(port.shape, port.type, {}, {}));
     // A training step's rate comes from the schedule, not from feed().
     if (program.training() && program.lrIndex == port.index)
       s->lrIndex = port.index;
@@ -90,7 +90,7 @@ absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
   if (it == inputIndex.end() || it->second == lrIndex)
     return absl::NotFoundError(
         absl::StrCat("Session::feed: the program has no input '", name, "'"));
-  const runtime::HostTensor &want = inputShapes.at(it->second);
+  const Port &want = inputPorts.at(it->second);
   if (value.shape != want.shape || value.type != want.type)
     return absl::InvalidArgumentError(absl::StrCat(
         "Session::feed: input '", name, "' is ", runtime::nameOf(want.type),
@@ -98,6 +98,7 @@ absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
         runtime::nameOf(value.type), " of shape [",
         absl::StrJoin(value.shape, ", "), "]"));
   inputs[it->second] = runtime::Input::own(std::move(value));
+  files.erase(it->second);
   fed.insert(it->second);
   return absl::OkStatus();
 }
@@ -114,7 +115,7 @@ absl::Status Session::feedFile(const std::string &name,
       runtime::MappedNpy::open(path);
   if (!file.ok())
     return file.status();
-  const runtime::HostTensor &want = inputShapes.at(it->second);
+  const Port &want = inputPorts.at(it->second);
   std::string what = absl::StrCat(" argument #", it->second);
   if ((*file)->shape() != want.shape)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -129,6 +130,7 @@ absl::Status Session::feedFile(const std::string &name,
         absl::StrCat(path, ": dtype does not match", what, " (the file has ",
                      runtime::nameOf(has), ", the argument is ",
                      runtime::nameOf(want.type), ")"));
+  files[it->second] = *file;
   inputs[it->second] = runtime::Input::file(*std::move(file), want.type);
   fed.insert(it->second);
   return absl::OkStatus();
@@ -141,6 +143,10 @@ absl::Status Session::runOnce(const char *call, const RunOptions &options) {
     if (index != lrIndex && !fed.count(index))
       return absl::FailedPreconditionError(
           absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
+  // A mapped file that shrank would fault when read: check first.
+  for (auto &[index, file] : files)
+    if (absl::Status s = file->unchanged(); !s.ok())
+      return s;
   runtime::CpuRunOptions o;
   o.iterations = options.iterations;
   o.registers = options.registers;

@@ -407,7 +407,7 @@ CpuSession::RankDevice::upload(const HostTensor &t) {
   if (!d.ok())
     return d.status();
   device->copyAsync((*d)->data(), t.data(), t.byteSize(), *transfer);
-  if (absl::Status s = transfer->synchronize(); !s.ok())
+  if (absl::Status s = synchronizeTransfer(); !s.ok())
     return s;
   return std::shared_ptr<const Tensor>(*std::move(d));
 }
@@ -415,9 +415,22 @@ CpuSession::RankDevice::upload(const HostTensor &t) {
 absl::StatusOr<HostTensor> CpuSession::RankDevice::download(const Tensor &t) {
   HostTensor h = HostTensor::zeros(t.shape, t.type);
   device->copyAsync(h.data(), t.data(), t.byteSize(), *transfer);
-  if (absl::Status s = transfer->synchronize(); !s.ok())
+  if (absl::Status s = synchronizeTransfer(); !s.ok())
     return s;
   return h;
+}
+
+absl::Status CpuSession::RankDevice::synchronizeTransfer() {
+  absl::Status s = transfer->synchronize();
+  if (s.ok())
+    return s;
+  // A failed copy poisons its stream for good; the next copies get a new
+  // one, so that one failure does not fail the rest of the session.
+  absl::StatusOr<std::unique_ptr<Stream>> fresh =
+      device->createStream("transfer");
+  if (fresh.ok())
+    transfer = *std::move(fresh);
+  return s;
 }
 
 absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {

@@ -123,11 +123,6 @@ public:
                              const std::vector<HostTensor> &inputs,
                              const CpuRunOptions &options = {});
 
-  /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
-  /// per-device program, on its device (created on first use).
-  absl::StatusOr<std::shared_ptr<const Tensor>>
-  param(int64_t rank, llvm::StringRef name, mlir::Type local);
-
   /// Every parameter's logical value now: assembled from the ranks' pieces
   /// where the parameter has been used (and perhaps trained), else its
   /// loaded or initial value. Every process calls it; under MPI the values
@@ -143,6 +138,12 @@ public:
   World &getWorld() { return world; }
 
 private:
+  /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
+  /// per-device program, on its device (created on first use). Private:
+  /// a tensor must not outlive its rank's device, which the session owns.
+  absl::StatusOr<std::shared_ptr<const Tensor>>
+  param(int64_t rank, llvm::StringRef name, mlir::Type local);
+
   /// A hosted rank's device, made on first use by the backend of its mesh's
   /// device kind, with the allocator of its tensors and a stream for copies
   /// between it and the host.
@@ -154,6 +155,7 @@ private:
     /// Copies between the host and the device, through `transfer`.
     absl::StatusOr<std::shared_ptr<const Tensor>> upload(const HostTensor &t);
     absl::StatusOr<HostTensor> download(const Tensor &t);
+    absl::Status synchronizeTransfer();
   };
   absl::StatusOr<RankDevice *> deviceOf(int64_t rank);
 

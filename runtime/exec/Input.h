@@ -9,7 +9,9 @@
 //    logical checkpoint, --params), or the pieces of a sharded checkpoint,
 //    boxes that tile the tensor.
 // Under mpirun no process reads the parts of a file its ranks do not need:
-// the pages of a mapping are read when touched.
+// the pages of a mapping are read when touched. That is page by page: a box
+// split along inner dims touches every row, so a process then reads every
+// page of short rows.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,8 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "dialect/PcTraits.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -36,6 +38,32 @@ const char *descrOf(CommType t) {
 } // namespace
 
 MappedNpy::~MappedNpy() = default;
+
+namespace {
+/// The file's size and modification time (ns), or an error.
+absl::Status stamp(const std::string &path, uint64_t &size, int64_t &modified) {
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(path, st))
+    return absl::NotFoundError(absl::StrCat(path, ": ", ec.message()));
+  size = st.getSize();
+  modified = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 st.getLastModificationTime().time_since_epoch())
+                 .count();
+  return absl::OkStatus();
+}
+} // namespace
+
+absl::Status MappedNpy::unchanged() const {
+  uint64_t nowSize = 0;
+  int64_t nowModified = 0;
+  if (absl::Status s = stamp(filePath, nowSize, nowModified); !s.ok())
+    return absl::FailedPreconditionError(
+        absl::StrCat(s.message(), " (it was fed as an input)"));
+  if (nowSize != size || nowModified != modified)
+    return absl::FailedPreconditionError(absl::StrCat(
+        filePath, ": changed since it was fed as an input; feed it again"));
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::shared_ptr<const MappedNpy>>
 MappedNpy::open(const std::string &path) {
@@ -74,6 +102,8 @@ MappedNpy::open(const std::string &path) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": no descr"));
   std::string descr = m[1];
   std::shared_ptr<MappedNpy> npy(new MappedNpy());
+  if (absl::Status s = stamp(path, npy->size, npy->modified); !s.ok())
+    return s;
   if (descr == "<f4")
     npy->elementType = CommType::F32;
   else if (descr == "<f8")

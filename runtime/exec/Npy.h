@@ -37,10 +37,15 @@ public:
   CommType type() const { return elementType; }
   /// The row-major elements, in the mapping.
   const char *data() const { return elements; }
+  /// FailedPrecondition when the file's size or modification time is not
+  /// what it was when mapped: reading a mapping whose file shrank faults.
+  absl::Status unchanged() const;
 
 private:
   MappedNpy() = default;
   std::string filePath;
+  uint64_t size = 0;
+  int64_t modified = 0;
   std::vector<int64_t> dims;
   CommType elementType = CommType::F32;
   std::unique_ptr<llvm::MemoryBuffer> buffer;

@@ -11,6 +11,7 @@
 #include "api/Program.h"
 #include "passes/InitAll.h"
 #include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -463,4 +464,40 @@ TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(std::string(bad.status().message()).substr(0, 18),
             "bad.mlir:1:13: err");
+}
+
+// An input fed from a .npy file is mapped and read at each run; a file
+// that changed since is an error of the run, never a fault.
+TEST(ApiTest, AFedFileThatChangedIsAnError) {
+  std::string text = readSource(PC_SOURCE_DIR "/examples/mlp_2x2.mlir");
+  absl::StatusOr<Program> p = compileSource(text, "mlp_2x2.mlir");
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<std::vector<HostTensor>> inputs = p->exampleInputs(2);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::create(*p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Port &x = p->inputs()[0];
+  std::string path = ::testing::TempDir() + "/pc_api_feed.npy";
+  ASSERT_TRUE(pc::runtime::writeNpy(path, (*inputs)[0]).ok());
+  ASSERT_TRUE((*s)->feedFile(x.name, path).ok());
+  for (const Port &port : p->inputs())
+    if (port.index != x.index)
+      ASSERT_TRUE((*s)->feed(port.name, (*inputs)[port.index]).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  absl::StatusOr<HostTensor> fromFile = (*s)->fetch(p->outputs()[0].name);
+  ASSERT_TRUE(fromFile.ok());
+  ASSERT_TRUE((*s)->feed(x.name, (*inputs)[0]).ok());
+  ASSERT_TRUE((*s)->run().ok());
+  EXPECT_EQ((*s)->fetch(p->outputs()[0].name)->bytes, fromFile->bytes);
+
+  ASSERT_TRUE((*s)->feedFile(x.name, path).ok());
+  HostTensor half = HostTensor::zeros({2}, CommType::F32);
+  ASSERT_TRUE(pc::runtime::writeNpy(path + ".new", half).ok());
+  std::filesystem::rename(path + ".new", path);
+  absl::Status changed = (*s)->run();
+  EXPECT_EQ(changed.code(), absl::StatusCode::kFailedPrecondition) << changed;
+  EXPECT_NE(changed.message().find("changed since it was fed"),
+            std::string::npos)
+      << changed;
+  std::filesystem::remove(path);
 }
