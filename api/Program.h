@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -234,7 +235,10 @@ private:
   Session() = default;
   absl::Status usable(const char *call) const;
 
-  absl::Status runOnce(const char *call, const RunOptions &options);
+  using Accept =
+      std::function<absl::Status(const std::vector<runtime::HostTensor> &)>;
+  absl::Status runOnce(const char *call, const RunOptions &options,
+                       const Accept &accept = {});
 
   Program program;
   OptimizerOptions rates;

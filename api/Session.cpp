@@ -136,7 +136,8 @@ absl::Status Session::feedFile(const std::string &name,
   return absl::OkStatus();
 }
 
-absl::Status Session::runOnce(const char *call, const RunOptions &options) {
+absl::Status Session::runOnce(const char *call, const RunOptions &options,
+                              const Accept &accept) {
   // Every input must have been fed: a zero tensor nobody asked for would
   // be a wrong result, not an error.
   for (auto &[name, index] : inputIndex)
@@ -148,6 +149,7 @@ absl::Status Session::runOnce(const char *call, const RunOptions &options) {
     if (absl::Status s = file->unchanged(); !s.ok())
       return s;
   runtime::CpuRunOptions o;
+  o.accept = accept;
   o.iterations = options.iterations;
   o.registers = options.registers;
   o.trace = options.trace;
@@ -197,6 +199,11 @@ absl::Status Session::setSchedule(const OptimizerOptions &r) {
           runtime::LrSchedule::parse(r.schedule);
       !kind.ok())
     return kind.status();
+  if (!std::isfinite(r.lr) || r.lr < 0 || !std::isfinite(r.minLr) ||
+      r.minLr < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("the learning rate must be a finite number >= 0, not ",
+                     std::isfinite(r.lr) && r.lr >= 0 ? r.minLr : r.lr));
   rates.lr = r.lr;
   rates.schedule = r.schedule;
   rates.warmupSteps = r.warmupSteps;

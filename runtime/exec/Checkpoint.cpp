@@ -9,14 +9,22 @@
 #include "runtime/exec/Safetensors.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -35,10 +43,74 @@ bool faultBeforeCommit() {
 
 const char *kIndex = "index.json";
 
-absl::StatusOr<int64_t> generationOf(const std::string &dir) {
+const char *kLock = ".pc-lock";
+
+/// An exclusive advisory lock on a checkpoint directory (flock on its
+/// `.pc-lock`), held by process 0 for a whole save: a second run saving
+/// into the same directory gets an error instead of mixing generations.
+class DirectoryLock {
+public:
+  static absl::StatusOr<std::unique_ptr<DirectoryLock>>
+  acquire(const std::string &dir) {
+    std::string path = dir + "/" + kLock;
+    int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return absl::PermissionDeniedError(
+          absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return absl::FailedPreconditionError(absl::StrCat(
+          dir, ": another run is saving a checkpoint here (it holds ", path,
+          "); save to another directory or wait for it"));
+    }
+    return std::unique_ptr<DirectoryLock>(new DirectoryLock(fd));
+  }
+  ~DirectoryLock() { ::close(fd); } // releases the lock
+
+private:
+  explicit DirectoryLock(int fd) : fd(fd) {}
+  int fd;
+};
+
+/// The shard files `index` names (pieces' "file" entries).
+std::set<std::string> filesNamedBy(const llvm::json::Object &index) {
+  std::set<std::string> out;
+  if (const llvm::json::Object *tensors = index.getObject("tensors"))
+    for (const auto &[name, value] : *tensors)
+      if (const llvm::json::Object *t = value.getAsObject())
+        if (const llvm::json::Array *pieces = t->getArray("pieces"))
+          for (const llvm::json::Value &p : *pieces)
+            if (const llvm::json::Object *piece = p.getAsObject())
+              if (std::optional<llvm::StringRef> f = piece->getString("file"))
+                out.insert(f->str());
+  return out;
+}
+
+/// A shard file name pc generates: gN-rankR.safetensors or
+/// gN-whole.safetensors, nothing else (no directory part).
+bool isShardName(llvm::StringRef name) {
+  if (!name.consume_front("g") || !name.consume_back(".safetensors"))
+    return false;
+  auto [generation, rest] = name.split('-');
+  if (generation.empty() || !llvm::all_of(generation, llvm::isDigit))
+    return false;
+  if (rest == "whole")
+    return true;
+  return rest.consume_front("rank") && !rest.empty() &&
+         llvm::all_of(rest, llvm::isDigit);
+}
+
+struct PreviousIndex {
+  int64_t generation = 0;
+  /// The shard files it names: the only files a save may delete.
+  std::set<std::string> files;
+};
+
+absl::StatusOr<PreviousIndex> previousIndex(const std::string &dir) {
   std::string index = dir + "/" + kIndex;
+  PreviousIndex out;
   if (!llvm::sys::fs::exists(index))
-    return 0;
+    return out;
   auto buffer = llvm::MemoryBuffer::getFile(index);
   if (!buffer)
     return absl::DataLossError(absl::StrCat(index, ": cannot read"));
@@ -46,11 +118,19 @@ absl::StatusOr<int64_t> generationOf(const std::string &dir) {
       llvm::json::parse((*buffer)->getBuffer());
   if (!json) {
     llvm::consumeError(json.takeError());
-    return absl::DataLossError(absl::StrCat(index, ": not JSON"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        index, ": not a pc checkpoint index; save to another directory"));
   }
   const llvm::json::Object *top = json->getAsObject();
-  std::optional<int64_t> g = top ? top->getInteger("generation") : std::nullopt;
-  return g ? *g : 0;
+  // Someone else's index.json: not pc's to replace.
+  if (!top || top->getString("format") != "pc-sharded")
+    return absl::FailedPreconditionError(absl::StrCat(
+        index, ": not a pc checkpoint index; save to another directory"));
+  out.generation = top->getInteger("generation").value_or(0);
+  for (const std::string &f : filesNamedBy(*top))
+    if (isShardName(f))
+      out.files.insert(f);
+  return out;
 }
 
 absl::Status saveSharded(CpuSession &session, const std::string &dir,
@@ -58,18 +138,26 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
   World &world = session.getWorld();
   // Process 0 numbers the generation; every process writes its ranks'
   // shards of it (the directory is on a file system they share).
-  absl::StatusOr<int64_t> previous = int64_t(0);
+  // Process 0 holds the directory's lock for the whole save.
+  absl::StatusOr<PreviousIndex> previous = PreviousIndex{};
+  std::unique_ptr<DirectoryLock> lock;
   if (world.process() == 0) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
       previous =
           absl::PermissionDeniedError(absl::StrCat(dir, ": ", ec.message()));
-    else
-      previous = generationOf(dir);
+    } else if (absl::StatusOr<std::unique_ptr<DirectoryLock>> l =
+                   DirectoryLock::acquire(dir);
+               !l.ok()) {
+      previous = l.status();
+    } else {
+      lock = *std::move(l);
+      previous = previousIndex(dir);
+    }
   }
   if (absl::Status s = world.agree(previous.status()); !s.ok())
     return s;
   WireWriter gw;
-  gw.i64(*previous + 1);
+  gw.i64(previous->generation + 1);
   absl::StatusOr<std::string> shared = world.broadcast(gw.take());
   if (!shared.ok())
     return shared.status();
@@ -206,6 +294,7 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
                            {"generation", generation},
                            {"step", step},
                            {"tensors", std::move(tensors)}};
+  std::set<std::string> named = filesNamedBy(index);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(index))) << "\n";
@@ -214,18 +303,14 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
     committed = writeFileAtomically(dir + "/" + kIndex, text);
   if (absl::Status s = world.agree(committed); !s.ok())
     return s;
-  // Committed: the previous generations' shards are garbage now. Process 0
-  // removes them (the directory is shared).
+  // Committed: the shards the previous index named, and this one does not,
+  // are garbage now. Process 0 removes exactly those (the directory is
+  // shared): a file pc did not name in its own index is never touched.
   if (world.process() != 0)
     return absl::OkStatus();
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    std::string file = llvm::sys::path::filename(it->path()).str();
-    if (file.size() > 1 && file[0] == 'g' &&
-        !llvm::StringRef(file).starts_with(absl::StrCat("g", generation, "-")))
-      llvm::sys::fs::remove(it->path());
-  }
+  for (const std::string &file : previous->files)
+    if (!named.count(file))
+      llvm::sys::fs::remove(dir + "/" + file);
   return absl::OkStatus();
 }
 

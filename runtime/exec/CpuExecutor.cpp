@@ -932,70 +932,83 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
   if (!parts.ok())
     return failedStep(parts.status());
-  {
-    // The step succeeded here: what it stored becomes the parameters.
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto &[key, piece] : pending)
-      params[key] = std::move(piece);
-    pending.clear();
-  }
-
   CpuRun run;
-  std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;
-  for (const std::string &part : *parts) {
-    WireReader r(part);
-    for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
-      int64_t rank = r.i64();
-      run.comm[rank] = readStats(r);
-      run.peakBytes[rank] = r.i64();
-      run.tensorPeakBytes[rank] = r.i64();
-      std::vector<OpEvent> &events = run.events[rank];
-      for (int64_t e = r.i64(); r.ok() && e > 0; --e) {
-        OpEvent ev;
-        ev.name = std::string(r.bytes());
-        ev.stream = std::string(r.bytes());
-        ev.iteration = r.i64();
-        ev.startUs = r.f64();
-        ev.durationUs = r.f64();
-        events.push_back(std::move(ev));
+  // Process 0 assembles the results (the other processes' parts are empty).
+  absl::Status assembled = [&]() -> absl::Status {
+    std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;
+    for (const std::string &part : *parts) {
+      WireReader r(part);
+      for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+        int64_t rank = r.i64();
+        run.comm[rank] = readStats(r);
+        run.peakBytes[rank] = r.i64();
+        run.tensorPeakBytes[rank] = r.i64();
+        std::vector<OpEvent> &events = run.events[rank];
+        for (int64_t e = r.i64(); r.ok() && e > 0; --e) {
+          OpEvent ev;
+          ev.name = std::string(r.bytes());
+          ev.stream = std::string(r.bytes());
+          ev.iteration = r.i64();
+          ev.startUs = r.f64();
+          ev.durationUs = r.f64();
+          events.push_back(std::move(ev));
+        }
+        int64_t iterations = r.i64();
+        if (iterations > static_cast<int64_t>(run.iterationDoneUs.size()))
+          run.iterationDoneUs.resize(iterations);
+        for (int64_t i = 0; r.ok() && i < iterations; ++i)
+          run.iterationDoneUs[i] = std::max(run.iterationDoneUs[i], r.f64());
+        func::FuncOp program = programOf[rank];
+        int64_t results = r.i64();
+        for (int64_t i = 0; r.ok() && i < results; ++i) {
+          int64_t index = *attrs::getResultIndex(program, i);
+          pieces[index].first = attrs::getResultLogicalType(program, i);
+          pieces[index].second[rank] = readTensor(r);
+        }
       }
-      int64_t iterations = r.i64();
-      if (iterations > static_cast<int64_t>(run.iterationDoneUs.size()))
-        run.iterationDoneUs.resize(iterations);
-      for (int64_t i = 0; r.ok() && i < iterations; ++i)
-        run.iterationDoneUs[i] = std::max(run.iterationDoneUs[i], r.f64());
-      func::FuncOp program = programOf[rank];
-      int64_t results = r.i64();
-      for (int64_t i = 0; r.ok() && i < results; ++i) {
-        int64_t index = *attrs::getResultIndex(program, i);
-        pieces[index].first = attrs::getResultLogicalType(program, i);
-        pieces[index].second[rank] = readTensor(r);
-      }
+      if (!r.ok())
+        return absl::InternalError("a process sent a garbled run");
     }
-    if (!r.ok())
-      return absl::InternalError("a process sent a garbled run");
-  }
-  for (auto &[index, entry] : pieces) {
-    absl::StatusOr<HostTensor> whole =
-        assemble(meshes, entry.first, entry.second);
-    if (!whole.ok())
-      return whole.status();
-    run.results.push_back(std::move(*whole));
-  }
-  if (options.resultsOnEveryProcess && world.processCount() > 1) {
+    for (auto &[index, entry] : pieces) {
+      absl::StatusOr<HostTensor> whole =
+          assemble(meshes, entry.first, entry.second);
+      if (!whole.ok())
+        return whole.status();
+      run.results.push_back(std::move(*whole));
+    }
+    return absl::OkStatus();
+  }();
+  bool everywhere = options.resultsOnEveryProcess || options.accept;
+  if (everywhere && world.processCount() > 1) {
+    // Process 0's verdict, then its results, on every process.
+    if (absl::Status s = world.agree(assembled); !s.ok())
+      return failedStep(s);
     WireWriter out;
     out.i64(static_cast<int64_t>(run.results.size()));
     for (const HostTensor &t : run.results)
       writeTensor(out, t);
     absl::StatusOr<std::string> all = world.broadcast(out.take());
     if (!all.ok())
-      return all.status();
+      return failedStep(all.status());
     WireReader r(*all);
     run.results.clear();
     for (int64_t n = r.i64(); r.ok() && n > 0; --n)
       run.results.push_back(readTensor(r));
     if (!r.ok())
-      return absl::InternalError("process 0 sent garbled results");
+      return failedStep(absl::InternalError("process 0 sent garbled results"));
+  } else if (!assembled.ok()) {
+    return failedStep(assembled);
+  }
+  // What the step stored becomes the parameters only now, once its results
+  // are accepted (every process decides on the same results).
+  if (options.accept)
+    if (absl::Status s = options.accept(run.results); !s.ok())
+      return failedStep(s);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto &[key, piece] : pending)
+      params[key] = std::move(piece);
+    pending.clear();
   }
   return run;
 }

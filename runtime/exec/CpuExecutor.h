@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,11 @@ struct CpuRunOptions {
   /// Under MPI, send the assembled results to every process, not only to
   /// process 0 (a training loop's loss, which every process acts on).
   bool resultsOnEveryProcess = false;
+  /// Called with the run's results (on every process) before what the run
+  /// stored (pc.set_param) becomes the parameters: an error fails the run
+  /// and nothing is stored. A training loop rejects a step whose loss or
+  /// gradient norm is not finite this way.
+  std::function<absl::Status(const std::vector<HostTensor> &results)> accept;
   /// Per global rank: the order in which its communication ops fire, as
   /// (iteration, index of the op among the program's communication ops in
   /// program order). Every (iteration, op) once. A rank not listed fires

@@ -2,6 +2,8 @@
 
 #include "runtime/exec/Npy.h"
 
+#include "runtime/exec/Safetensors.h"
+
 #include "absl/strings/str_cat.h"
 #include "dialect/PcTraits.h"
 #include "llvm/Support/FileSystem.h"
@@ -174,24 +176,17 @@ absl::Status writeNpy(const std::string &path, const HostTensor &tensor) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return absl::PermissionDeniedError(absl::StrCat(tmp, ": cannot write"));
-    out.write(kMagic, 6);
-    out.put(1);
-    out.put(0);
-    out.put(static_cast<char>(header.size() & 0xff));
-    out.put(static_cast<char>(header.size() >> 8));
-    out.write(header.data(), header.size());
-    out.write(t.bytes.data(), t.bytes.size());
-    if (!out)
-      return absl::DataLossError(absl::StrCat(tmp, ": write failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return absl::DataLossError(absl::StrCat(path, ": rename failed"));
-  return absl::OkStatus();
+  std::string bytes(kMagic, 6);
+  bytes.push_back(1);
+  bytes.push_back(0);
+  bytes.push_back(static_cast<char>(header.size() & 0xff));
+  bytes.push_back(static_cast<char>(header.size() >> 8));
+  bytes += header;
+  bytes.append(t.data(), t.byteSize());
+  // Written, flushed, closed and renamed, each checked: a full disk is an
+  // error naming the file, and leaves neither a partial file nor a
+  // temporary one.
+  return writeFileAtomically(path, bytes);
 }
 
 } // namespace pc::runtime

@@ -6,7 +6,12 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include "llvm/Support/Path.h"
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <fstream>
 #include <unistd.h>
@@ -146,26 +151,49 @@ const char *dtypeOf(CommType t) {
 
 absl::Status writeFileAtomically(const std::string &path,
                                  const std::string &bytes) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  // A name no other writer uses (another run, another thread), in the same
+  // directory, so that the rename is atomic.
+  static std::atomic<uint64_t> serial{0};
+  std::string tmp =
+      absl::StrCat(path, ".tmp.", ::getpid(), ".", serial.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
-    return absl::PermissionDeniedError(absl::StrCat(tmp, ": cannot write"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(tmp, ": cannot write (", std::strerror(errno), ")"));
+  auto failed = [&](const char *what) {
+    std::string why = std::strerror(errno);
+    if (fd >= 0)
+      ::close(fd);
+    ::unlink(tmp.c_str());
+    return absl::DataLossError(absl::StrCat(path, ": ", what, " failed (", why,
+                                            "); the file was not "
+                                            "replaced"));
+  };
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return absl::DataLossError(absl::StrCat(tmp, ": write failed"));
-    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return failed("writing");
     done += n;
   }
-  // The data is on disk before the name points at it.
-  bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return absl::DataLossError(absl::StrCat(path, ": could not replace it"));
+  // The data is on disk before the name points at it; a full disk can show
+  // only at fsync or close.
+  if (::fsync(fd) != 0)
+    return failed("flushing");
+  int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0)
+    return failed("closing");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return failed("renaming");
+  // And the new name itself survives a crash.
+  std::string dir = llvm::sys::path::parent_path(path).str();
+  int dirFd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
   }
   return absl::OkStatus();
 }

@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -454,10 +455,23 @@ TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
   rates.lr = 1e30;
   ASSERT_TRUE((*s)->setSchedule(rates).ok());
   absl::Status diverged;
-  for (int i = 0; i < 5 && diverged.ok(); ++i)
+  int64_t applied = (*s)->report().step;
+  for (int i = 0; i < 5 && diverged.ok(); ++i) {
     diverged = (*s)->trainStep().status();
+    if (diverged.ok())
+      ++applied;
+  }
   EXPECT_NE(diverged.message().find("the loss is"), std::string::npos)
       << diverged;
+  // The rejected step was not applied: the step count and the curve stop
+  // before it, and every recorded loss is finite.
+  EXPECT_EQ((*s)->report().step, applied);
+  EXPECT_EQ(static_cast<int64_t>((*s)->report().losses.size()), applied);
+  for (double l : (*s)->report().losses)
+    EXPECT_TRUE(std::isfinite(l));
+  rates.lr = std::nan("");
+  EXPECT_EQ((*s)->setSchedule(rates).message(),
+            "the learning rate must be a finite number >= 0, not nan");
 
   absl::StatusOr<Program> bad =
       compileSource("func.func @f(", "bad.mlir", options);

@@ -31,10 +31,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <sys/resource.h>
 
 using namespace mlir;
 using pc::reference::Array;
@@ -434,6 +437,48 @@ TEST_F(OrderTest, RanksOrdersAreCheckedTogether) {
   EXPECT_NE(missing.status().message().find("communication op #7"),
             std::string::npos)
       << missing.status();
+}
+
+} // namespace
+
+namespace {
+
+// Every write is checked: when the disk takes only part of a file (here a
+// file size limit, which fails writes with EFBIG as a full disk fails them
+// with ENOSPC), the write is an error naming the file, and neither the file
+// nor a temporary one is left behind; the previous file stays.
+TEST(WriteTest, AFailedWriteLeavesTheOldFileAndNoTemporary) {
+  std::string dir = ::testing::TempDir() + "/pc_write_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/out.npy";
+  HostTensor small = HostTensor::zeros({2}, CommType::F32);
+  ASSERT_TRUE(pc::runtime::writeNpy(path, small).ok());
+  uintmax_t before = std::filesystem::file_size(path);
+
+  struct rlimit old;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit limited = old;
+  limited.rlim_cur = 1000;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  HostTensor big = HostTensor::zeros({4096}, CommType::F32);
+  absl::Status npy = pc::runtime::writeNpy(path, big);
+  absl::Status safetensors =
+      pc::runtime::writeSafetensors(dir + "/w.safetensors", {{"w", big}});
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+
+  EXPECT_EQ(npy.code(), absl::StatusCode::kDataLoss) << npy;
+  EXPECT_NE(npy.message().find("out.npy: writing failed"), std::string::npos)
+      << npy;
+  EXPECT_EQ(safetensors.code(), absl::StatusCode::kDataLoss) << safetensors;
+  std::vector<std::string> left;
+  for (auto &entry : std::filesystem::directory_iterator(dir))
+    left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"out.npy"});
+  EXPECT_EQ(std::filesystem::file_size(path), before);
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace
