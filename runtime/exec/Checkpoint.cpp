@@ -114,6 +114,9 @@ absl::StatusOr<PreviousIndex> previousIndex(const std::string &dir) {
   auto buffer = llvm::MemoryBuffer::getFile(index);
   if (!buffer)
     return absl::DataLossError(absl::StrCat(index, ": cannot read"));
+  if (absl::Status s = checkJsonNesting((*buffer)->getBuffer(), index, 8);
+      !s.ok())
+    return absl::FailedPreconditionError(s.message());
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json) {
@@ -319,6 +322,9 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
   auto buffer = llvm::MemoryBuffer::getFile(indexPath);
   if (!buffer)
     return absl::NotFoundError(absl::StrCat(indexPath, ": cannot open"));
+  if (absl::Status s = checkJsonNesting((*buffer)->getBuffer(), indexPath, 8);
+      !s.ok())
+    return absl::DataLossError(s.message());
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json) {
@@ -389,7 +395,9 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
       Shape offsets;
       for (auto [d, o] : llvm::enumerate(*offsetsJson)) {
         std::optional<int64_t> n = o.getAsInteger();
-        if (!n || *n < 0 || *n + p.shape()[d] > shape[d])
+        // No sum that could overflow: offsets near 2^63 are hostile.
+        if (!n || *n < 0 || p.shape()[d] > shape[d] ||
+            *n > shape[d] - p.shape()[d])
           return bad(absl::StrCat("its piece in ", file->str(),
                                   " does not fit its shape"));
         offsets.push_back(*n);

@@ -29,10 +29,14 @@ using Shape = std::vector<int64_t>;
 /// `logical`'s piece at `coords` in `sbp`: its box (read from the input's
 /// memory or file, nothing else of it), zeros on all but the first member
 /// of sum partials.
-HostTensor pieceOf(const Input &logical, SbpAttr sbp,
-                   ArrayRef<int64_t> meshShape, ArrayRef<int64_t> coords) {
+absl::StatusOr<HostTensor> pieceOf(const Input &logical, SbpAttr sbp,
+                                   ArrayRef<int64_t> meshShape,
+                                   ArrayRef<int64_t> coords) {
   Box box = localBox(logical.shape(), meshShape, sbp.getEntries(), coords);
-  HostTensor t = logical.box(box.offsets, box.sizes);
+  absl::StatusOr<HostTensor> read = logical.box(box.offsets, box.sizes);
+  if (!read.ok())
+    return read.status();
+  HostTensor t = *std::move(read);
   for (auto [axis, e] : llvm::enumerate(sbp.getEntries()))
     if (e.isPartial() && e.reduce == ReduceKind::Sum && coords[axis] != 0)
       std::fill(t.bytes.begin(), t.bytes.end(), 0);
@@ -541,7 +545,7 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
     whole = &generated.emplace(Input::own(std::move(t)));
   }
   SbpAttr sbp = getSbp(p.getType());
-  HostTensor piece;
+  absl::StatusOr<HostTensor> piece;
   if (sbp && !getSbp(local)) {
     MeshCache meshes(module);
     MeshOp mesh = meshes.lookup(sbp);
@@ -551,8 +555,12 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   } else {
     piece = whole->whole();
   }
+  if (!piece.ok())
+    return absl::Status(piece.status().code(),
+                        absl::StrCat("parameter '", name.str(),
+                                     "': ", piece.status().message()));
   absl::StatusOr<std::shared_ptr<const Tensor>> onDevice =
-      (*device)->upload(piece);
+      (*device)->upload(*piece);
   if (!onDevice.ok())
     return onDevice.status();
   return params.emplace(key, *std::move(onDevice)).first->second;
@@ -644,7 +652,10 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
     if (!fromPieces) {
       std::lock_guard<std::mutex> lock(mu);
       if (auto l = loaded.find(name); l != loaded.end()) {
-        whole = l->second.whole();
+        absl::StatusOr<HostTensor> read = l->second.whole();
+        if (!read.ok())
+          return read.status();
+        whole = *std::move(read);
       } else {
         std::vector<double> values = initialValues(p, seed);
         for (int64_t i = 0; i < whole.numel(); ++i)
@@ -736,10 +747,14 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                          "; @", graph.str(), " takes ", nameOf(*type)));
       SbpAttr sbp = getSbp(logical);
       MeshOp mesh = meshes.lookup(sbp);
-      job.args.push_back(
-          pieceOf(inputs[index], sbp, mesh.getShape(),
-                  delinearize(mesh.getShape(),
-                              meshes.positionOf(sbp.getMesh(), rank))));
+      absl::StatusOr<HostTensor> piece = pieceOf(
+          inputs[index], sbp, mesh.getShape(),
+          delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank)));
+      if (!piece.ok())
+        return absl::Status(piece.status().code(),
+                            absl::StrCat("input #", index, " of @", graph.str(),
+                                         ": ", piece.status().message()));
+      job.args.push_back(*std::move(piece));
     }
     jobs.push_back(std::move(job));
   }

@@ -4,7 +4,10 @@
 
 #include "runtime/device/Tensor.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <algorithm>
+#include <limits>
 
 namespace pc::runtime {
 
@@ -41,8 +44,8 @@ Input Input::tiled(std::vector<int64_t> shape, CommType type,
   return in;
 }
 
-HostTensor Input::box(std::span<const int64_t> offsets,
-                      std::span<const int64_t> sizes) const {
+absl::StatusOr<HostTensor> Input::box(std::span<const int64_t> offsets,
+                                      std::span<const int64_t> sizes) const {
   size_t rank = sizes.size();
   std::vector<int64_t> dimsOut(sizes.begin(), sizes.end());
   HostTensor out = HostTensor::zeros(dimsOut, stored);
@@ -65,12 +68,20 @@ HostTensor Input::box(std::span<const int64_t> offsets,
   }
   if (stored == want)
     return out;
+  if (stored == CommType::I64 && want == CommType::I32)
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+      int64_t v = out.as<int64_t>()[i];
+      if (v < std::numeric_limits<int32_t>::min() ||
+          v > std::numeric_limits<int32_t>::max())
+        return absl::OutOfRangeError(
+            absl::StrCat("the value ", v, " does not fit the input's i32"));
+    }
   HostTensor converted = HostTensor::zeros(dimsOut, want);
   convertInto(out, converted);
   return converted;
 }
 
-HostTensor Input::whole() const {
+absl::StatusOr<HostTensor> Input::whole() const {
   return box(std::vector<int64_t>(dims.size(), 0), dims);
 }
 

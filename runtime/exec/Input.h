@@ -21,6 +21,8 @@
 #include "runtime/device/HostTensor.h"
 #include "runtime/exec/Npy.h"
 
+#include "absl/status/statusor.h"
+
 #include <memory>
 #include <span>
 
@@ -48,11 +50,14 @@ public:
   const std::vector<int64_t> &shape() const { return dims; }
   /// The type pieces are read in.
   CommType type() const { return want; }
-  /// The box at `offsets` of `sizes`, in type().
-  HostTensor box(std::span<const int64_t> offsets,
-                 std::span<const int64_t> sizes) const;
+  /// The box at `offsets` of `sizes`, in type(). A conversion is exact or
+  /// an error naming the value (an i64 beyond i32's range fed to an i32
+  /// input); f32 read as bf16 rounds to nearest even, the one way to feed
+  /// bf16 from NumPy, which has no bf16.
+  absl::StatusOr<HostTensor> box(std::span<const int64_t> offsets,
+                                 std::span<const int64_t> sizes) const;
   /// All of it.
-  HostTensor whole() const;
+  absl::StatusOr<HostTensor> whole() const;
   /// Its pieces, in their stored type, and what keeps their memory alive:
   /// for assembling an Input of many files' pieces.
   const std::vector<Piece> &parts() const { return pieces; }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dialect/PcTraits.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -13,12 +14,74 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <optional>
 
 namespace pc::runtime {
 
 namespace {
 const char kMagic[] = "\x93NUMPY";
+
+/// Headers are a few dozen bytes; NumPy pads them to 64-byte multiples.
+constexpr size_t kMaxHeader = 64 * 1024;
+constexpr size_t kMaxDims = 64;
+
+/// The text after `'key':` in a header dictionary, spaces skipped.
+std::optional<llvm::StringRef> rawValue(llvm::StringRef header,
+                                        llvm::StringRef key) {
+  std::string quoted = ("'" + key + "'").str();
+  size_t at = header.find(quoted);
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef rest = header.drop_front(at + quoted.size()).ltrim();
+  if (!rest.consume_front(":"))
+    return std::nullopt;
+  return rest.ltrim();
+}
+
+/// The quoted string value of `key` (no escapes: dtype strings have none).
+std::optional<llvm::StringRef> quotedValue(llvm::StringRef header,
+                                           llvm::StringRef key) {
+  std::optional<llvm::StringRef> v = rawValue(header, key);
+  if (!v || !v->consume_front("'"))
+    return std::nullopt;
+  size_t end = v->find('\'');
+  if (end == llvm::StringRef::npos)
+    return std::nullopt;
+  return v->take_front(end);
+}
+
+/// The 'shape' tuple: non-negative decimal dims, at most kMaxDims, each
+/// below 10^15; a linear scan, no regex (hostile headers).
+absl::StatusOr<std::vector<int64_t>> shapeOf(llvm::StringRef header) {
+  std::optional<llvm::StringRef> v = rawValue(header, "shape");
+  if (!v || !v->consume_front("("))
+    return absl::InvalidArgumentError("no shape");
+  std::vector<int64_t> dims;
+  llvm::StringRef rest = *v;
+  while (true) {
+    rest = rest.ltrim();
+    if (rest.consume_front(")"))
+      return dims;
+    if (rest.starts_with("-"))
+      return absl::InvalidArgumentError("a negative dim in its shape");
+    size_t digits = 0;
+    while (digits < rest.size() && llvm::isDigit(rest[digits]))
+      ++digits;
+    if (digits == 0)
+      return absl::InvalidArgumentError("a malformed shape");
+    if (digits > 15)
+      return absl::InvalidArgumentError("a dim too large in its shape");
+    if (dims.size() == kMaxDims)
+      return absl::InvalidArgumentError(
+          absl::StrCat("more than ", kMaxDims, " dims"));
+    int64_t d = 0;
+    rest.take_front(digits).getAsInteger(10, d);
+    dims.push_back(d);
+    rest = rest.drop_front(digits).ltrim();
+    if (!rest.consume_front(",") && !rest.starts_with(")"))
+      return absl::InvalidArgumentError("a malformed shape");
+  }
+}
 
 const char *descrOf(CommType t) {
   switch (t) {
@@ -98,41 +161,39 @@ MappedNpy::open(const std::string &path) {
   }
   if (bytes.size() < start + headerLen)
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
-  std::string header = bytes.substr(start, headerLen).str();
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
+  if (headerLen > kMaxHeader)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a header of ", headerLen, " bytes (at most ",
+                     kMaxHeader, ")"));
+  llvm::StringRef header = bytes.substr(start, headerLen);
+  std::optional<llvm::StringRef> descr = quotedValue(header, "descr");
+  if (!descr || descr->size() > 8)
     return absl::InvalidArgumentError(absl::StrCat(path, ": no descr"));
-  std::string descr = m[1];
   std::shared_ptr<MappedNpy> npy(new MappedNpy());
   if (absl::Status s = stamp(path, npy->size, npy->modified); !s.ok())
     return s;
-  if (descr == "<f4")
+  if (*descr == "<f4")
     npy->elementType = CommType::F32;
-  else if (descr == "<f8")
+  else if (*descr == "<f8")
     npy->elementType = CommType::F64;
-  else if (descr == "<i4")
+  else if (*descr == "<i4")
     npy->elementType = CommType::I32;
-  else if (descr == "<i8")
+  else if (*descr == "<i8")
     npy->elementType = CommType::I64;
-  else if (descr == "<f2")
+  else if (*descr == "<f2")
     npy->elementType = CommType::F16;
   else
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": dtype '", descr, "' is not f16, f32, f64, i32 or i64"));
-  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True")))
+        path, ": dtype '", descr->str(), "' is not f16, f32, f64, i32 or i64"));
+  std::optional<llvm::StringRef> fortran = rawValue(header, "fortran_order");
+  if (fortran && fortran->starts_with("True"))
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": Fortran-ordered arrays are not supported"));
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    return absl::InvalidArgumentError(absl::StrCat(path, ": no shape"));
-  std::string dims = m[1];
-  std::regex number("[0-9]+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-       it != std::sregex_iterator(); ++it) {
-    if (it->str().size() > 15)
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": a dim too large"));
-    npy->dims.push_back(std::stoll(it->str()));
-  }
+  absl::StatusOr<std::vector<int64_t>> dims = shapeOf(header);
+  if (!dims.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", dims.status().message()));
+  npy->dims = *std::move(dims);
   if (!fitsElementLimit(npy->dims))
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": more elements than a tensor may have"));

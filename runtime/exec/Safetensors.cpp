@@ -8,15 +8,44 @@
 
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <tuple>
 #include <unistd.h>
 
 namespace pc::runtime {
+
+absl::Status checkJsonNesting(llvm::StringRef text, const std::string &what,
+                              int maxDepth) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '{' || c == '[') {
+      if (++depth > maxDepth)
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, ": JSON nested deeper than ", maxDepth, " levels"));
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::map<std::string, Input>>
 mapSafetensors(const std::string &path,
@@ -41,6 +70,9 @@ mapSafetensors(const std::string &path,
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
   llvm::StringRef header = bytes.substr(8, headerLen);
   llvm::StringRef data = bytes.substr(8 + headerLen);
+  // The parser recurses: bound the nesting before it sees the text.
+  if (absl::Status s = checkJsonNesting(header, path, 8); !s.ok())
+    return s;
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
   if (!json) {
     std::string why = llvm::toString(json.takeError());
@@ -52,6 +84,8 @@ mapSafetensors(const std::string &path,
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": the header is not an object"));
   std::map<std::string, Input> tensors;
+  // Byte ranges, to check that they tile the data: no overlap, no gap.
+  std::vector<std::tuple<int64_t, int64_t, std::string>> ranges;
   for (const auto &[key, value] : *top) {
     std::string name = key.str();
     if (name == "__metadata__") {
@@ -111,10 +145,33 @@ mapSafetensors(const std::string &path,
       return bad(absl::StrCat("data_offsets do not hold its ", size,
                               " bytes in the file's ", data.size()));
     std::vector<int64_t> zero(shape.size(), 0);
-    tensors.emplace(name, Input::tiled(shape, type,
-                                       {{zero, shape, data.data() + *begin}},
-                                       buffer));
+    if (!tensors
+             .emplace(name, Input::tiled(shape, type,
+                                         {{zero, shape, data.data() + *begin}},
+                                         buffer))
+             .second)
+      return bad("named twice");
+    ranges.push_back({*begin, *end, name});
   }
+  std::sort(ranges.begin(), ranges.end());
+  int64_t covered = 0;
+  std::string last;
+  for (auto &[begin, end, name] : ranges) {
+    if (begin < covered)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": tensors '", last, "' and '", name,
+                       "' overlap in the file's data"));
+    if (begin > covered)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": ", begin - covered, " bytes before tensor '",
+                       name, "' belong to no tensor"));
+    covered = end;
+    last = name;
+  }
+  if (covered != static_cast<int64_t>(data.size()))
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", static_cast<int64_t>(data.size()) - covered,
+                     " bytes at the end belong to no tensor"));
   return tensors;
 }
 
@@ -124,8 +181,12 @@ readSafetensors(const std::string &path) {
   if (!mapped.ok())
     return mapped.status();
   std::map<std::string, HostTensor> tensors;
-  for (auto &[name, input] : *mapped)
-    tensors.emplace(name, input.whole());
+  for (auto &[name, input] : *mapped) {
+    absl::StatusOr<HostTensor> t = input.whole();
+    if (!t.ok())
+      return t.status();
+    tensors.emplace(name, *std::move(t));
+  }
   return tensors;
 }
 

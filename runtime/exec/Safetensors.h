@@ -14,6 +14,7 @@
 #include "runtime/exec/Input.h"
 
 #include "absl/status/statusor.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <map>
 #include <string>
@@ -41,6 +42,11 @@ absl::Status
 writeSafetensors(const std::string &path,
                  const std::map<std::string, HostTensor> &tensors,
                  const std::map<std::string, std::string> &metadata = {});
+
+/// InvalidArgument naming `what` when `text` nests JSON objects or arrays
+/// deeper than `maxDepth` (parsers recurse; hostile files nest deeply).
+absl::Status checkJsonNesting(llvm::StringRef text, const std::string &what,
+                              int maxDepth);
 
 /// Writes `bytes` to `path` through a temporary file, fsync and rename.
 absl::Status writeFileAtomically(const std::string &path,

@@ -291,12 +291,12 @@ TEST(InputTest, APieceOfAMappedNpyReadsOnlyItsPages) {
   std::filesystem::resize_file(path, 2048 * 256 * 4);
   pc::runtime::Input input = pc::runtime::Input::file(*npy, CommType::F32);
   std::vector<int64_t> offsets = {1024, 0}, sizes = {512, 256};
-  HostTensor piece = input.box(offsets, sizes);
+  HostTensor piece = *input.box(offsets, sizes);
   for (int64_t i = 0; i < piece.numel(); i += 97)
     ASSERT_EQ(piece.as<float>()[i], whole.as<float>()[1024 * 256 + i]);
   // Read as another type, converted on the way.
   HostTensor wide =
-      pc::runtime::Input::file(*npy, CommType::F64).box(offsets, sizes);
+      *pc::runtime::Input::file(*npy, CommType::F64).box(offsets, sizes);
   EXPECT_EQ(wide.type, CommType::F64);
   EXPECT_EQ(wide.get(12345), piece.get(12345));
   std::remove(path.c_str());
@@ -341,13 +341,13 @@ TEST(InputTest, ACheckpointPieceReadsOnlyItsShards) {
     std::filesystem::resize_file(
         dir + "/s" + std::to_string(s) + ".safetensors", 64);
   std::vector<int64_t> offsets = {0, 0}, sizes = {512, 256};
-  HostTensor rows = w.box(offsets, sizes);
+  HostTensor rows = *w.box(offsets, sizes);
   EXPECT_EQ(rows.get(5), 5);
   EXPECT_EQ(rows.get(512 * 256 - 1), 512 * 256 - 1);
   // Rows 500..523 straddle shards 0 and 1.
   offsets = {500, 0};
   sizes = {24, 256};
-  HostTensor straddle = w.box(offsets, sizes);
+  HostTensor straddle = *w.box(offsets, sizes);
   EXPECT_EQ(straddle.get(0), 500 * 256);
   EXPECT_EQ(straddle.get(12 * 256), 1000000);
   std::filesystem::remove_all(dir);
