@@ -6,6 +6,7 @@
 #include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
 #include "passes/Passes.h"
+#include "runtime/device/HostMemory.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/ProgramInterface.h"
 #include "runtime/exec/Schedule.h"
@@ -322,6 +323,14 @@ Program::exampleInputs(uint64_t seed) const {
   if (!impl)
     return absl::FailedPreconditionError(
         "Program::exampleInputs: an empty program");
+  // Drawn in double, then stored: both must fit, for all inputs at once.
+  int64_t bytes = 0;
+  for (const Port &port : inputPorts)
+    bytes += pc::product(port.shape) * (8 + runtime::sizeOf(port.type));
+  if (absl::Status s =
+          runtime::checkHostMemory(bytes, "drawing the example inputs");
+      !s.ok())
+    return s;
   if (impl->logical) {
     absl::StatusOr<std::vector<reference::Array>> random =
         reference::randomInputs(*impl->logical, graphName, seed);

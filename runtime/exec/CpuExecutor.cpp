@@ -9,6 +9,7 @@
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/comm/Launcher.h"
 #include "runtime/comm/Wire.h"
+#include "runtime/device/HostMemory.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,9 @@ namespace pc::runtime {
 namespace {
 
 using Shape = std::vector<int64_t>;
+
+constexpr int64_t kMaxIterations = int64_t(1) << 24;
+constexpr int32_t kMaxRegisters = 1024;
 
 /// `logical`'s piece at `coords` in `sbp`: its box (read from the input's
 /// memory or file, nothing else of it), zeros on all but the first member
@@ -538,6 +542,13 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
   if (auto l = loaded.find(name.str()); l != loaded.end()) {
     whole = &l->second;
   } else {
+    // Drawn in double, then stored: both must fit.
+    int64_t elements = product(shapeOf(p.getType()));
+    if (absl::Status s = checkHostMemory(
+            elements * (8 + sizeOf(*type)),
+            absl::StrCat("initializing parameter '", name.str(), "'"));
+        !s.ok())
+      return s;
     std::vector<double> values = initialValues(p, seed);
     HostTensor t = HostTensor::zeros(shapeOf(p.getType()), *type);
     for (int64_t i = 0; i < t.numel(); ++i)
@@ -690,6 +701,13 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     return absl::InvalidArgumentError(absl::StrCat(
         "a run needs at least one iteration and one register, not ",
         options.iterations, " and ", options.registers));
+  // Bounds that keep the bookkeeping of a run (per iteration, per register)
+  // far from memory limits.
+  if (options.iterations > kMaxIterations || options.registers > kMaxRegisters)
+    return absl::InvalidArgumentError(
+        absl::StrCat("a run has at most ", kMaxIterations, " iterations and ",
+                     kMaxRegisters, " registers per actor, not ",
+                     options.iterations, " and ", options.registers));
   MeshCache meshes(module);
   struct Job {
     func::FuncOp program;
