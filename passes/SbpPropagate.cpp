@@ -186,6 +186,21 @@ SmallVector<NdSbpSignature, 0> Propagator::candidates(SbpOpInterface op,
   return out;
 }
 
+/// Whether `a` and `b` are the same layout on a mesh of `meshShape`: on an
+/// axis of one device every entry (a split, a partial) is the whole tensor,
+/// so entries there do not tell layouts apart.
+static bool sameLayout(SbpAttr a, SbpAttr b, ArrayRef<int64_t> meshShape) {
+  if (a == b)
+    return true;
+  if (!a || !b || a.getMesh() != b.getMesh() ||
+      a.getEntries().size() != b.getEntries().size())
+    return false;
+  for (auto [axis, x, y] : llvm::enumerate(a.getEntries(), b.getEntries()))
+    if (meshShape[axis] != 1 && !(x == y))
+      return false;
+  return true;
+}
+
 FailureOr<NdSbpSignature> Propagator::choose(SbpOpInterface op, bool final) {
   FlatSymbolRefAttr meshName = meshOf(op);
   MeshOp mesh = meshes.lookup(meshName);
@@ -202,7 +217,7 @@ FailureOr<NdSbpSignature> Propagator::choose(SbpOpInterface op, bool final) {
         continue;
       SbpAttr produced = sbpOf(meshName, sig.results[i]);
       if (fixed.contains(v)) {
-        if (produced != have)
+        if (!sameLayout(produced, have, mesh.getShape()))
           allowed = false;
       } else if (!final) {
         cost += convert(v.getType(), produced, have);
@@ -420,8 +435,11 @@ LogicalResult Propagator::finalSweep(func::FuncOp f) {
     chosen[&op] = *sig;
     chosenMesh[&op] = meshOf(&op);
     ++numSignatures;
+    // An annotated result keeps its annotation (the signature produces the
+    // same layout, up to entries on axes of one device).
     for (auto [i, r] : llvm::enumerate(op.getResults()))
-      layout[r] = sbpOf(chosenMesh[&op], sig->results[i]);
+      if (!fixed.contains(r))
+        layout[r] = sbpOf(chosenMesh[&op], sig->results[i]);
   }
   return success();
 }
@@ -439,7 +457,8 @@ bool Propagator::refine(func::FuncOp f) {
         cost += convert(v.getType(), layout[v], sbpOf(mesh, sig.operands[i]));
       for (auto [i, r] : llvm::enumerate(op.getResults())) {
         SbpAttr produced = sbpOf(mesh, sig.results[i]);
-        if (fixed.contains(r) && produced != layout[r])
+        if (fixed.contains(r) &&
+            !sameLayout(produced, layout[r], meshes.lookup(mesh).getShape()))
           return std::numeric_limits<double>::infinity();
         for (OpOperand &use : r.getUses())
           if (SbpAttr want = wantOf(use))
@@ -462,7 +481,8 @@ bool Propagator::refine(func::FuncOp f) {
       continue;
     chosen[&op] = *better;
     for (auto [i, r] : llvm::enumerate(op.getResults()))
-      layout[r] = sbpOf(mesh, better->results[i]);
+      if (!fixed.contains(r))
+        layout[r] = sbpOf(mesh, better->results[i]);
     changed = true;
   }
   return changed;

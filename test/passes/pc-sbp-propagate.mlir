@@ -102,3 +102,17 @@ func.func @vocab_parallel_loss(%h: tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>, %y:
   %c = pc.cross_entropy %l, %y : (tensor<8x1000xf32>, tensor<8xi64, #pc.sbp<@m, [S(0), B]>>) -> tensor<8xf32>
   return %c : tensor<8xf32>
 }
+
+// -----
+
+// On a mesh axis of one device every layout is the whole tensor: a result
+// annotated with a split over it matches the replicated signature, and
+// keeps its annotation.
+// CHECK-LABEL: func.func @size_one_axis
+// CHECK-SAME: -> tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>>
+// CHECK: pc.relu {{.*}} -> tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>>
+pc.mesh @one <["dp"=1, "tp"=2]>
+func.func @size_one_axis(%x: tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>>) -> tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>> {
+  %y = pc.relu %x : (tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>>) -> tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>>
+  return %y : tensor<8x8xf32, #pc.sbp<@one, [S(0), S(1)]>>
+}
