@@ -238,6 +238,10 @@ FailureOr<NdSbpSignature> Propagator::choose(SbpOpInterface op, bool final) {
   }
   if (best)
     return *best;
+  // The sweeps before the final one only learn that there is none; the
+  // final sweep reports it, once.
+  if (!final)
+    return failure();
 
   InFlightDiagnostic diag = op->emitOpError()
                             << "has no SBP signature on mesh " << meshName
