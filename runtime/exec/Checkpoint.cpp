@@ -414,7 +414,9 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
         if (overlap && size && product(q.shape))
           return bad("two of its pieces overlap");
       }
-      pieces.push_back({offsets, p.shape(), p.parts().front().data});
+      Input::Piece part = p.parts().front();
+      part.offsets = offsets;
+      pieces.push_back(std::move(part));
       holders->push_back(p.holder());
       volume += size;
     }

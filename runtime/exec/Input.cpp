@@ -6,10 +6,37 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "llvm/Support/xxhash.h"
+
 #include <algorithm>
 #include <limits>
+#include <mutex>
 
 namespace pc::runtime {
+
+struct Input::Verified {
+  std::mutex mu;
+  std::vector<signed char> state; // 0 unchecked, 1 good, -1 corrupt
+};
+
+absl::Status Input::verify(size_t i) const {
+  const Piece &p = pieces[i];
+  if (!p.checksum)
+    return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(verified->mu);
+  signed char &state = verified->state[i];
+  if (state == 0) {
+    size_t bytes = product(p.shape) * sizeOf(stored);
+    state = llvm::xxh3_64bits(llvm::StringRef(p.data, bytes)) == *p.checksum
+                ? 1
+                : -1;
+  }
+  if (state < 0)
+    return absl::DataLossError(
+        absl::StrCat(p.origin, ": its bytes do not match their checksum "
+                               "(the file is corrupt)"));
+  return absl::OkStatus();
+}
 
 Input Input::borrow(const HostTensor &t) {
   return tiled(t.shape, t.type,
@@ -41,6 +68,8 @@ Input Input::tiled(std::vector<int64_t> shape, CommType type,
   in.stored = in.want = type;
   in.pieces = std::move(pieces);
   in.keepAlive = std::move(keepAlive);
+  in.verified = std::make_shared<Verified>();
+  in.verified->state.assign(in.pieces.size(), 0);
   return in;
 }
 
@@ -51,7 +80,8 @@ absl::StatusOr<HostTensor> Input::box(std::span<const int64_t> offsets,
   HostTensor out = HostTensor::zeros(dimsOut, stored);
   // Each piece's overlap with the box, copied from the piece's memory: the
   // rest of every piece stays unread.
-  for (const Piece &p : pieces) {
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece &p = pieces[i];
     std::vector<int64_t> from(rank), to(rank), extent(rank);
     bool empty = false;
     for (size_t d = 0; d < rank && !empty; ++d) {
@@ -62,9 +92,12 @@ absl::StatusOr<HostTensor> Input::box(std::span<const int64_t> offsets,
       to[d] = lo - offsets[d];
       extent[d] = hi - lo;
     }
-    if (!empty)
-      copyBox(p.data, p.shape, from, out.data(), out.shape, to, extent,
-              sizeOf(stored));
+    if (empty)
+      continue;
+    if (absl::Status s = verify(i); !s.ok())
+      return s;
+    copyBox(p.data, p.shape, from, out.data(), out.shape, to, extent,
+            sizeOf(stored));
   }
   if (stored == want)
     return out;

@@ -24,7 +24,9 @@
 #include "absl/status/statusor.h"
 
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 
 namespace pc::runtime {
 
@@ -34,6 +36,11 @@ public:
   struct Piece {
     std::vector<int64_t> offsets, shape;
     const char *data = nullptr;
+    /// The xxh3 of the piece's bytes, when its file recorded one: checked
+    /// the first time the piece is read (a corrupt file is an error, not
+    /// wrong numbers). `origin` names the file and tensor in that error.
+    std::optional<uint64_t> checksum;
+    std::string origin;
   };
 
   /// `t`, borrowed: it must outlive the runs that read it.
@@ -70,6 +77,10 @@ private:
   CommType stored = CommType::F32, want = CommType::F32;
   std::vector<Piece> pieces;
   std::shared_ptr<const void> keepAlive;
+  /// Per piece, whether its checksum was verified; shared by copies.
+  struct Verified;
+  std::shared_ptr<Verified> verified;
+  absl::Status verify(size_t piece) const;
 };
 
 } // namespace pc::runtime

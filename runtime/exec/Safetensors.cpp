@@ -3,8 +3,10 @@
 #include "runtime/exec/Safetensors.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/xxhash.h"
 
 #include "llvm/Support/Path.h"
 
@@ -83,6 +85,16 @@ mapSafetensors(const std::string &path,
   if (!top)
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": the header is not an object"));
+  // Checksums pc recorded for its tensors (pc.xxh3.<name>, hex).
+  std::map<std::string, uint64_t> checksums;
+  if (const llvm::json::Object *meta = top->getObject("__metadata__"))
+    for (const auto &[k, v] : *meta) {
+      llvm::StringRef key = k;
+      uint64_t sum = 0;
+      if (std::optional<llvm::StringRef> text = v.getAsString();
+          text && key.consume_front("pc.xxh3.") && !text->getAsInteger(16, sum))
+        checksums[key.str()] = sum;
+    }
   std::map<std::string, Input> tensors;
   // Byte ranges, to check that they tile the data: no overlap, no gap.
   std::vector<std::tuple<int64_t, int64_t, std::string>> ranges;
@@ -145,10 +157,13 @@ mapSafetensors(const std::string &path,
       return bad(absl::StrCat("data_offsets do not hold its ", size,
                               " bytes in the file's ", data.size()));
     std::vector<int64_t> zero(shape.size(), 0);
+    Input::Piece piece{zero, shape, data.data() + *begin};
+    if (auto sum = checksums.find(name); sum != checksums.end())
+      piece.checksum = sum->second;
+    piece.origin = absl::StrCat(path, ": tensor '", name, "'");
     if (!tensors
-             .emplace(name, Input::tiled(shape, type,
-                                         {{zero, shape, data.data() + *begin}},
-                                         buffer))
+             .emplace(name,
+                      Input::tiled(shape, type, {std::move(piece)}, buffer))
              .second)
       return bad("named twice");
     ranges.push_back({*begin, *end, name});
@@ -264,12 +279,15 @@ writeSafetensors(const std::string &path,
                  const std::map<std::string, HostTensor> &tensors,
                  const std::map<std::string, std::string> &metadata) {
   llvm::json::Object header;
-  if (!metadata.empty()) {
-    llvm::json::Object meta;
-    for (auto &[k, v] : metadata)
-      meta[k] = v;
+  // Each tensor's checksum, checked when a reader first reads its bytes.
+  llvm::json::Object meta;
+  for (auto &[k, v] : metadata)
+    meta[k] = v;
+  for (auto &[name, t] : tensors)
+    meta["pc.xxh3." + name] = llvm::utohexstr(
+        llvm::xxh3_64bits(llvm::StringRef(t.data(), t.byteSize())));
+  if (!meta.empty())
     header["__metadata__"] = std::move(meta);
-  }
   int64_t offset = 0;
   for (auto &[name, t] : tensors) {
     llvm::json::Array shape;
