@@ -132,9 +132,32 @@ LogicalResult expectEqual(Operation *op, StringRef what, int64_t actual,
   return success();
 }
 
+/// The per-device form's group: `axes` are distinct ascending axes of the
+/// mesh `meshName` names, which must exist. (The logical form checks its
+/// axes against its layouts.)
+LogicalResult verifyLocalAxes(Operation *op, FlatSymbolRefAttr meshName,
+                              ArrayRef<int64_t> axes) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  if (!mesh)
+    return op->emitOpError() << "runs on mesh " << meshName
+                             << ", which is not a pc.mesh of the module";
+  int64_t rank = mesh.getShape().size();
+  if (axes.empty())
+    return op->emitOpError("needs at least one mesh axis in `axes`");
+  for (auto [i, axis] : llvm::enumerate(axes))
+    if (axis < 0 || axis >= rank || (i && axis <= axes[i - 1]))
+      return op->emitOpError()
+             << "axes [" << llvm::make_range(axes.begin(), axes.end())
+             << "] must be distinct ascending axes of " << meshName
+             << ", which has " << rank;
+  return success();
+}
+
 } // namespace
 
 LogicalResult AllReduceOp::verify() {
+  if (isLocal() && failed(verifyLocalAxes(*this, getMeshAttr(), getAxes())))
+    return failure();
   if (isLocal())
     return verifySameLocalType(*this);
   SbpEntry from, to;
@@ -145,6 +168,8 @@ LogicalResult AllReduceOp::verify() {
 }
 
 LogicalResult AllGatherOp::verify() {
+  if (isLocal() && failed(verifyLocalAxes(*this, getMeshAttr(), getAxes())))
+    return failure();
   if (isLocal())
     return verifyLocalPieces(*this, getInput().getType(), getType(), getDim(),
                              getSizes(), "sizes");
@@ -156,6 +181,8 @@ LogicalResult AllGatherOp::verify() {
 }
 
 LogicalResult ReduceScatterOp::verify() {
+  if (isLocal() && failed(verifyLocalAxes(*this, getMeshAttr(), getAxes())))
+    return failure();
   if (isLocal())
     return verifyLocalPieces(*this, getType(), getInput().getType(), getDim(),
                              getSizes(), "sizes");
@@ -168,6 +195,8 @@ LogicalResult ReduceScatterOp::verify() {
 }
 
 LogicalResult AllToAllOp::verify() {
+  if (isLocal() && failed(verifyLocalAxes(*this, getMeshAttr(), getAxes())))
+    return failure();
   if (isLocal()) {
     auto in = cast<RankedTensorType>(getInput().getType()).getShape();
     auto out = getType().getShape();
@@ -208,6 +237,8 @@ LogicalResult AllToAllOp::verify() {
 }
 
 LogicalResult LocalSliceOp::verify() {
+  if (isLocal() && failed(verifyLocalAxes(*this, getMeshAttr(), getAxes())))
+    return failure();
   if (isLocal())
     return verifyLocalPieces(*this, getType(), getInput().getType(), getDim(),
                              getSizes(), "sizes");
@@ -219,6 +250,8 @@ LogicalResult LocalSliceOp::verify() {
 }
 
 LogicalResult LocalPartialOp::verify() {
+  if (isLocal() && failed(verifyLocalAxes(*this, getMeshAttr(), getAxes())))
+    return failure();
   if (isLocal()) {
     if (!getDim())
       return verifySameLocalType(*this);
@@ -248,8 +281,8 @@ LogicalResult BroadcastOp::verify() {
     return emitOpError() << "root " << static_cast<int64_t>(getRoot())
                          << " must be non-negative";
   SbpAttr sbp = getSbp(getType());
-  if (!sbp)
-    return success(); // The per-device form.
+  if (!sbp) // The per-device form.
+    return verifyLocalAxes(*this, getMeshAttr(), getAxes());
   if (sbp.getMesh() != getMeshAttr())
     return emitOpError() << "runs on mesh " << getMeshAttr()
                          << " but its value is on " << sbp.getMesh();

@@ -4,6 +4,7 @@
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include "dialect/PcDialect.cpp.inc"
@@ -39,9 +40,33 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (attr.getName() == pc::attrs::kGraph) {
-    if (!isa<func::FuncOp>(op) || !isa<StringAttr>(attr.getValue()))
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func || !isa<StringAttr>(attr.getValue()))
       return op->emitOpError("'pc.graph' names the logical graph of a "
                              "per-device program: a string on a func.func");
+    // A runner feeds and reads a per-device program through its interface:
+    // every argument and result says which logical value it is a piece of.
+    for (bool args : {true, false}) {
+      unsigned n = args ? func.getNumArguments() : func.getNumResults();
+      llvm::DenseSet<int64_t> seen;
+      for (unsigned i = 0; i < n; ++i) {
+        std::optional<int64_t> index = args
+                                           ? pc::attrs::getArgIndex(func, i)
+                                           : pc::attrs::getResultIndex(func, i);
+        Type logical = args ? pc::attrs::getArgLogicalType(func, i)
+                            : pc::attrs::getResultLogicalType(func, i);
+        const char *what = args ? "argument" : "result";
+        if (!index || !logical)
+          return op->emitOpError()
+                 << "is a per-device program, but its " << what << " #" << i
+                 << " has no 'pc.index' and 'pc.logical_type'";
+        if (*index < 0 || !seen.insert(*index).second)
+          return op->emitOpError()
+                 << "is a per-device program, but its " << what << " #" << i
+                 << " has 'pc.index' " << *index
+                 << ", negative or given to another " << what;
+      }
+    }
     return success();
   }
   if (attr.getName() == pc::attrs::kRanks) {
@@ -50,6 +75,11 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError("'pc.ranks' lists the ranks that run a "
                              "per-device program: a non-empty array<i64> on a "
                              "func.func");
+    llvm::DenseSet<int64_t> seen;
+    for (int64_t r : ranks.asArrayRef())
+      if (r < 0 || !seen.insert(r).second)
+        return op->emitOpError() << "'pc.ranks' lists rank " << r
+                                 << ", which is negative or listed twice";
     return success();
   }
   return op->emitOpError() << "has the unknown pc attribute '"

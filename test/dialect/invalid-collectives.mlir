@@ -449,3 +449,47 @@ func.func @f(%z: tensor<8x50xf32>, %y: tensor<8xi64>) {
   %0 = pc.pick_labels %z, %y : (tensor<8x50xf32>, tensor<8xi64>) -> tensor<8xf16>
   return
 }
+
+// -----
+
+// A per-device collective's axes are axes of its mesh.
+pc.mesh @m <["x"=2]>
+func.func @axes_outside(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'pc.all_reduce' op axes [5] must be distinct ascending axes of @m, which has 1}}
+  %0 = pc.all_reduce %a {axes = array<i64: 5>, mesh = @m, reduce = #pc.reduction<sum>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @no_mesh(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'pc.broadcast' op runs on mesh @nowhere, which is not a pc.mesh of the module}}
+  %0 = pc.broadcast %a {axes = array<i64: 0>, mesh = @nowhere, root = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A per-device program's ranks are distinct and non-negative.
+pc.mesh @m <["x"=2]>
+// expected-error @+1 {{'func.func' op 'pc.ranks' lists rank 0, which is negative or listed twice}}
+func.func @f.part0(%arg0: tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) -> (tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "f", pc.ranks = array<i64: 0, 0>} {
+  return %arg0 : tensor<4xf32>
+}
+
+// -----
+
+// Every argument and result of a per-device program names its logical value.
+pc.mesh @m <["x"=2]>
+// expected-error @+1 {{'func.func' op is a per-device program, but its argument #0 has no 'pc.index' and 'pc.logical_type'}}
+func.func @f.part0(%arg0: tensor<4xf32>) -> (tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "f", pc.ranks = array<i64: 0, 1>} {
+  return %arg0 : tensor<4xf32>
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+// expected-error @+1 {{'func.func' op is a per-device program, but its result #1 has 'pc.index' 0, negative or given to another result}}
+func.func @f.part0(%arg0: tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) -> (tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}, tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "f", pc.ranks = array<i64: 0, 1>} {
+  return %arg0, %arg0 : tensor<4xf32>, tensor<4xf32>
+}
