@@ -3,15 +3,16 @@
 #include "runtime/exec/Safetensors.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/xxhash.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -227,15 +228,15 @@ const char *dtypeOf(CommType t) {
 
 absl::Status writeFileAtomically(const std::string &path,
                                  const std::string &bytes) {
-  // A name no other writer uses (another run, another thread), in the same
-  // directory, so that the rename is atomic.
-  static std::atomic<uint64_t> serial{0};
-  std::string tmp =
-      absl::StrCat(path, ".tmp.", ::getpid(), ".", serial.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return absl::PermissionDeniedError(
-        absl::StrCat(tmp, ": cannot write (", std::strerror(errno), ")"));
+  // A name no other writer uses (another run, another thread), created
+  // exclusively in the same directory, so that the rename is atomic.
+  int fd = -1;
+  llvm::SmallString<256> tmpName;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%%%", fd, tmpName, llvm::sys::fs::OF_None, 0644))
+    return absl::PermissionDeniedError(absl::StrCat(
+        path, ": cannot create a file next to it (", ec.message(), ")"));
+  std::string tmp = tmpName.str().str();
   auto failed = [&](const char *what) {
     std::string why = std::strerror(errno);
     if (fd >= 0)
