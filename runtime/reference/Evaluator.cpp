@@ -26,15 +26,6 @@ Shape shapeOf(Type t) {
   return Shape(s.begin(), s.end());
 }
 
-uint64_t fnv1a(llvm::StringRef s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 Array pieceOf(const Array &logical, SbpAttr sbp, ArrayRef<int64_t> meshShape,
               ArrayRef<int64_t> coords) {
   Box box = localBox(logical.shape, meshShape, sbp.getEntries(), coords);

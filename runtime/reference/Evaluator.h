@@ -34,9 +34,6 @@ Array pieceOf(const Array &logical, SbpAttr sbp,
 
 mlir::func::FuncOp findGraph(mlir::ModuleOp module, llvm::StringRef name);
 
-/// A stable hash of a name, for seeding.
-uint64_t fnv1a(llvm::StringRef s);
-
 /// The members of the simulated machine meet here for collectives. Every
 /// member deposits its array, waits for the others, copies them all, and
 /// leaves; a failed member aborts the world so that no one waits forever.
