@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <thread>
 
 namespace pc::api {
@@ -144,10 +145,14 @@ absl::Status Session::runOnce(const char *call, const RunOptions &options,
     if (index != lrIndex && !fed.count(index))
       return absl::FailedPreconditionError(
           absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
-  // A mapped file that shrank would fault when read: check first.
+  // A mapped file that shrank would fault when read: check first. Each
+  // process sees the file system on its own; one that fails here releases
+  // the others (which would wait for it in the run) with its error.
   for (auto &[index, file] : files)
-    if (absl::Status s = file->unchanged(); !s.ok())
+    if (absl::Status s = file->unchanged(); !s.ok()) {
+      world_->abort(s);
       return s;
+    }
   runtime::CpuRunOptions o;
   o.accept = accept;
   o.iterations = options.iterations;
@@ -199,8 +204,10 @@ absl::Status Session::setSchedule(const OptimizerOptions &r) {
           runtime::LrSchedule::parse(r.schedule);
       !kind.ok())
     return kind.status();
-  if (!std::isfinite(r.lr) || r.lr < 0 || !std::isfinite(r.minLr) ||
-      r.minLr < 0)
+  // The rate is fed as f32.
+  constexpr double kMaxRate = std::numeric_limits<float>::max();
+  if (!std::isfinite(r.lr) || r.lr < 0 || r.lr > kMaxRate ||
+      !std::isfinite(r.minLr) || r.minLr < 0 || r.minLr > kMaxRate)
     return absl::InvalidArgumentError(
         absl::StrCat("the learning rate must be a finite number >= 0, not ",
                      std::isfinite(r.lr) && r.lr >= 0 ? r.minLr : r.lr));
@@ -233,19 +240,28 @@ absl::StatusOr<double> Session::trainStep(const RunOptions &options) {
   inputs[*lrIndex] = runtime::Input::own(std::move(lr));
   RunOptions once = options;
   once.iterations = 1;
-  if (absl::Status s = runOnce("trainStep", once); !s.ok())
+  // A step whose loss or gradient norm is not finite is not applied: the
+  // parameters stay those before it, and the caller gets the error.
+  Accept finite = [this](const std::vector<runtime::HostTensor> &results) {
+    double loss = results.at(*lossIndex).get(0);
+    if (!std::isfinite(loss))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the loss is ", loss,
+          "; the step was not applied (lower the rate or clip gradients)"));
+    if (gradNormIndex)
+      if (double norm = results.at(*gradNormIndex).get(0); !std::isfinite(norm))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the gradients' norm is ", norm,
+            "; the step was not applied (lower the rate or clip gradients)"));
+    return absl::OkStatus();
+  };
+  if (absl::Status s = runOnce("trainStep", once, finite); !s.ok())
     return s;
   double loss = outputs[*lossIndex].get(0);
   last.lr = rate;
   last.gradNorm.reset();
   if (gradNormIndex)
     last.gradNorm = outputs[*gradNormIndex].get(0);
-  // A step that diverged stores what it computed; the next ones would only
-  // spread the damage.
-  if (!std::isfinite(loss))
-    return absl::InvalidArgumentError(absl::StrCat("the loss is ", loss,
-                                                   " (lower the rate or clip "
-                                                   "gradients)"));
   ++step;
   last.step = step;
   last.losses.push_back(loss);

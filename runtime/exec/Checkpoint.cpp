@@ -155,6 +155,21 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
     } else {
       lock = *std::move(l);
       previous = previousIndex(dir);
+      // The new shards' names must be free: the generation goes above every
+      // shard-named file in the directory, recorded or not (a user's file,
+      // an orphan of a crashed save), so a save never replaces one.
+      std::error_code ec;
+      for (llvm::sys::fs::directory_iterator it(dir, ec), end;
+           previous.ok() && it != end && !ec; it.increment(ec)) {
+        llvm::StringRef file = llvm::sys::path::filename(it->path());
+        int64_t g = 0;
+        if (isShardName(file) &&
+            !file.drop_front(1).split('-').first.getAsInteger(10, g))
+          previous->generation = std::max(previous->generation, g);
+      }
+      if (previous.ok() && previous->generation >= (int64_t(1) << 62))
+        previous = absl::FailedPreconditionError(
+            absl::StrCat(dir, ": checkpoint generations are exhausted"));
     }
   }
   if (absl::Status s = world.agree(previous.status()); !s.ok())
@@ -256,8 +271,9 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
       if (!whole) {
         absl::StatusOr<std::map<std::string, HostTensor>> snap =
             session.snapshot();
-        if (!snap.ok())
-          return snap.status();
+        // Every process learns whether process 0 could assemble it.
+        if (absl::Status s = world.agree(snap.status()); !s.ok())
+          return s;
         whole = std::move(*snap);
       }
       placed = llvm::json::Array{};
@@ -266,7 +282,9 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
         offsets.push_back(0);
         sizes.push_back(d);
       }
-      unplaced[name] = whole->at(name);
+      // The snapshot is on process 0, which writes the whole tensors.
+      if (world.process() == 0)
+        unplaced[name] = whole->at(name);
       placed.push_back(llvm::json::Object{
           {"file", absl::StrCat("g", generation, "-whole.safetensors")},
           {"offsets", std::move(offsets)},

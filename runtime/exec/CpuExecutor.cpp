@@ -668,6 +668,11 @@ absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
           return read.status();
         whole = *std::move(read);
       } else {
+        if (absl::Status s = checkHostMemory(
+                whole.numel() * 8,
+                absl::StrCat("initializing parameter '", name, "'"));
+            !s.ok())
+          return s;
         std::vector<double> values = initialValues(p, seed);
         for (int64_t i = 0; i < whole.numel(); ++i)
           whole.set(i, values[i]);
@@ -742,39 +747,52 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         absl::StrCat("no per-device programs of @", graph.str()));
   if (absl::Status s = world.beginRun(worldSize); !s.ok())
     return s;
-  for (auto &[rank, f] : programOf) {
-    if (!world.hosts(rank))
-      continue;
-    Job job{f, rank, {}};
-    for (BlockArgument arg : f.getArguments()) {
-      unsigned i = arg.getArgNumber();
-      int64_t index = *attrs::getArgIndex(f, i);
-      Type logical = attrs::getArgLogicalType(f, i);
-      if (index >= static_cast<int64_t>(inputs.size()))
-        return absl::InvalidArgumentError(absl::StrCat(
-            "@", graph.str(), " needs input #", index, ", not given"));
-      if (inputs[index].shape() != shapeOf(logical))
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input #", index, " has the wrong shape for @", graph.str()));
-      absl::StatusOr<CommType> type = commTypeOf(logical);
-      if (!type.ok())
-        return type.status();
-      if (inputs[index].type() != *type)
-        return absl::InvalidArgumentError(
-            absl::StrCat("input #", index, " is ", nameOf(inputs[index].type()),
-                         "; @", graph.str(), " takes ", nameOf(*type)));
-      SbpAttr sbp = getSbp(logical);
-      MeshOp mesh = meshes.lookup(sbp);
-      absl::StatusOr<HostTensor> piece = pieceOf(
-          inputs[index], sbp, mesh.getShape(),
-          delinearize(mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank)));
-      if (!piece.ok())
-        return absl::Status(piece.status().code(),
-                            absl::StrCat("input #", index, " of @", graph.str(),
-                                         ": ", piece.status().message()));
-      job.args.push_back(*std::move(piece));
+  // Each process slices its ranks' pieces of the inputs; what it reads can
+  // fail on one process alone (a value out of range, a corrupt file): then
+  // it aborts the world, so that the others do not wait for it until their
+  // timeout, and they end with its error.
+  absl::Status prepared = [&]() -> absl::Status {
+    for (auto &[rank, f] : programOf) {
+      if (!world.hosts(rank))
+        continue;
+      Job job{f, rank, {}};
+      for (BlockArgument arg : f.getArguments()) {
+        unsigned i = arg.getArgNumber();
+        int64_t index = *attrs::getArgIndex(f, i);
+        Type logical = attrs::getArgLogicalType(f, i);
+        if (index >= static_cast<int64_t>(inputs.size()))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "@", graph.str(), " needs input #", index, ", not given"));
+        if (inputs[index].shape() != shapeOf(logical))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input #", index, " has the wrong shape for @", graph.str()));
+        absl::StatusOr<CommType> type = commTypeOf(logical);
+        if (!type.ok())
+          return type.status();
+        if (inputs[index].type() != *type)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input #", index, " is ", nameOf(inputs[index].type()), "; @",
+              graph.str(), " takes ", nameOf(*type)));
+        SbpAttr sbp = getSbp(logical);
+        MeshOp mesh = meshes.lookup(sbp);
+        absl::StatusOr<HostTensor> piece =
+            pieceOf(inputs[index], sbp, mesh.getShape(),
+                    delinearize(mesh.getShape(),
+                                meshes.positionOf(sbp.getMesh(), rank)));
+        if (!piece.ok())
+          return absl::Status(piece.status().code(),
+                              absl::StrCat("input #", index, " of @",
+                                           graph.str(), ": ",
+                                           piece.status().message()));
+        job.args.push_back(*std::move(piece));
+      }
+      jobs.push_back(std::move(job));
     }
-    jobs.push_back(std::move(job));
+    return absl::OkStatus();
+  }();
+  if (!prepared.ok()) {
+    world.abort(prepared);
+    return prepared;
   }
 
   auto origin = std::chrono::steady_clock::now();
@@ -1012,10 +1030,12 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     return absl::OkStatus();
   }();
   bool everywhere = options.resultsOnEveryProcess || options.accept;
-  if (everywhere && world.processCount() > 1) {
-    // Process 0's verdict, then its results, on every process.
+  // Process 0's verdict on every process: all commit the step, or none.
+  if (world.processCount() > 1)
     if (absl::Status s = world.agree(assembled); !s.ok())
       return failedStep(s);
+  if (everywhere && world.processCount() > 1) {
+    // Process 0's results on every process.
     WireWriter out;
     out.i64(static_cast<int64_t>(run.results.size()));
     for (const HostTensor &t : run.results)

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -229,14 +230,25 @@ const char *dtypeOf(CommType t) {
 absl::Status writeFileAtomically(const std::string &path,
                                  const std::string &bytes) {
   // A name no other writer uses (another run, another thread), created
-  // exclusively in the same directory, so that the rename is atomic.
+  // exclusively (O_EXCL) in the same directory, so that the rename is
+  // atomic. Only the suffix varies: the path itself is taken as it is.
   int fd = -1;
-  llvm::SmallString<256> tmpName;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%%%", fd, tmpName, llvm::sys::fs::OF_None, 0644))
-    return absl::PermissionDeniedError(absl::StrCat(
-        path, ": cannot create a file next to it (", ec.message(), ")"));
-  std::string tmp = tmpName.str().str();
+  std::string tmp;
+  uint64_t seed =
+      static_cast<uint64_t>(::getpid()) ^
+      static_cast<uint64_t>(
+          std::chrono::steady_clock::now().time_since_epoch().count());
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp =
+        absl::StrCat(path, ".tmp-", absl::Hex(seed + attempt * 0x9e3779b9ull));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot create a file next to it (",
+                     std::strerror(errno), ")"));
   auto failed = [&](const char *what) {
     std::string why = std::strerror(errno);
     if (fd >= 0)
@@ -269,8 +281,15 @@ absl::Status writeFileAtomically(const std::string &path,
   std::string dir = llvm::sys::path::parent_path(path).str();
   int dirFd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_CLOEXEC);
   if (dirFd >= 0) {
-    ::fsync(dirFd);
+    // Some file systems cannot flush a directory (EINVAL); the rename is
+    // then as durable as they make it.
+    bool synced = ::fsync(dirFd) == 0 || errno == EINVAL || errno == EBADF;
+    std::string why = std::strerror(errno);
     ::close(dirFd);
+    if (!synced)
+      return absl::DataLossError(absl::StrCat(
+          path, ": written, but its directory could not be flushed (", why,
+          ")"));
   }
   return absl::OkStatus();
 }

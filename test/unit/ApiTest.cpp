@@ -12,6 +12,7 @@
 #include "passes/InitAll.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
+#include "runtime/exec/Safetensors.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -467,6 +468,22 @@ TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
   // before it, and every recorded loss is finite.
   EXPECT_EQ((*s)->report().step, applied);
   EXPECT_EQ(static_cast<int64_t>((*s)->report().losses.size()), applied);
+  // Rejected again, from the same parameters: nothing changes them.
+  std::string before = ::testing::TempDir() + "/pc_rejected_before";
+  std::string after = ::testing::TempDir() + "/pc_rejected_after";
+  ASSERT_TRUE((*s)->save(before).ok());
+  EXPECT_FALSE((*s)->trainStep().ok());
+  ASSERT_TRUE((*s)->save(after).ok());
+  absl::StatusOr<std::map<std::string, HostTensor>> a =
+      pc::runtime::readSafetensors(before);
+  absl::StatusOr<std::map<std::string, HostTensor>> b =
+      pc::runtime::readSafetensors(after);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), b->size());
+  for (auto &[name, t] : *a)
+    EXPECT_EQ(t.bytes, b->at(name).bytes) << name;
+  std::remove(before.c_str());
+  std::remove(after.c_str());
   for (double l : (*s)->report().losses)
     EXPECT_TRUE(std::isfinite(l));
   rates.lr = std::nan("");
