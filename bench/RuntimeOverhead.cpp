@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/InitAll.h"
-#include "runtime/exec/CpuExecutor.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/exec/CpuExecutor.h"
 #include "runtime/kernels/CpuKernels.h"
 
 #include "mlir/IR/DialectRegistry.h"

@@ -20,6 +20,7 @@
 #include "dialect/Sharding.h"
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 #include <cstdint>
@@ -55,6 +56,14 @@ struct CommStats {
 /// cause rather than the ranks it released. Wrappers must keep payloads.
 absl::Status releasedByAbort(const absl::Status &cause, absl::string_view what);
 bool isReleasedByAbort(const absl::Status &status);
+
+/// `rank`'s position in `group`, the members of a collective `kind` in a
+/// world of `worldSize` ranks: InvalidArgument when `rank` is not in the
+/// group exactly once or a member is outside the world. Every communicator
+/// checks its calls' groups with it.
+absl::StatusOr<int64_t> memberIndex(const char *kind,
+                                    std::span<const int64_t> group,
+                                    int64_t rank, int64_t worldSize);
 
 class Communicator {
 public:

@@ -29,6 +29,21 @@ bool isReleasedByAbort(const absl::Status &status) {
   return status.GetPayload(kReleasedUrl).has_value();
 }
 
+absl::StatusOr<int64_t> memberIndex(const char *kind,
+                                    std::span<const int64_t> group,
+                                    int64_t rank, int64_t worldSize) {
+  auto self = std::find(group.begin(), group.end(), rank);
+  if (self == group.end() || std::count(group.begin(), group.end(), rank) != 1)
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " calls ", kind, " for the group [",
+                     absl::StrJoin(group, ", "), "], which it is not in once"));
+  for (int64_t r : group)
+    if (r < 0 || r >= worldSize)
+      return absl::InvalidArgumentError(absl::StrCat(
+          kind, ": rank ", r, " is outside the world of ", worldSize));
+  return self - group.begin();
+}
+
 int64_t sizeOf(CommType type) {
   switch (type) {
   case CommType::F32:
@@ -208,19 +223,13 @@ absl::StatusOr<SharedMemoryComm::Call>
 SharedMemoryComm::meet(const char *kind, std::span<const int64_t> group,
                        const void *in, void *out, std::vector<int64_t> counts,
                        bool sameCounts) {
-  auto self = std::find(group.begin(), group.end(), myRank);
-  if (self == group.end() ||
-      std::count(group.begin(), group.end(), myRank) != 1)
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", myRank, " calls ", kind, " for the group [",
-                     absl::StrJoin(group, ", "), "], which it is not in once"));
-  for (int64_t r : group)
-    if (r < 0 || r >= world.size())
-      return absl::InvalidArgumentError(absl::StrCat(
-          kind, ": rank ", r, " is outside the world of ", world.size()));
+  absl::StatusOr<int64_t> index =
+      memberIndex(kind, group, myRank, world.size());
+  if (!index.ok())
+    return index.status();
   std::string groupKey = absl::StrJoin(group, ",");
   Call call;
-  call.index = self - group.begin();
+  call.index = *index;
   call.key = absl::StrCat(groupKey, "#", sequence[groupKey]++);
   call.meeting = world.join(call.key, group.size());
   SharedMemoryWorld::Meeting &m = *call.meeting;

@@ -851,53 +851,18 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   auto checkRankOrders = [&]() -> absl::Status {
     if (absl::Status s = world.agree(bound); !s.ok())
       return s;
-    WireWriter w;
-    w.i64(static_cast<int64_t>(jobs.size()));
-    for (Job &job : jobs) {
-      w.i64(job.rank);
-      std::vector<CommEvent> events = job.bound->exchanges();
-      w.i64(static_cast<int64_t>(events.size()));
-      for (const CommEvent &e : events) {
-        w.i64(e.iteration);
-        w.bytes(e.what);
-        w.i64(static_cast<int64_t>(e.group.size()));
-        for (int64_t r : e.group)
-          w.i64(r);
-        for (auto *messages : {&e.sends, &e.recvs}) {
-          w.i64(static_cast<int64_t>(messages->size()));
-          for (auto [peer, tag] : *messages) {
-            w.i64(peer);
-            w.i64(tag);
-          }
-        }
-      }
-    }
-    absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
+    std::map<int64_t, std::vector<CommEvent>> mine;
+    for (Job &job : jobs)
+      mine[job.rank] = job.bound->exchanges();
+    absl::StatusOr<std::vector<std::string>> parts =
+        world.gather(encodeOrders(mine));
     if (!parts.ok())
       return parts.status();
     auto judge = [&]() -> absl::Status {
       std::map<int64_t, std::vector<CommEvent>> byRank;
-      for (const std::string &part : *parts) {
-        WireReader r(part);
-        for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
-          std::vector<CommEvent> &events = byRank[r.i64()];
-          for (int64_t k = r.i64(); r.ok() && k > 0; --k) {
-            CommEvent e;
-            e.iteration = r.i64();
-            e.what = std::string(r.bytes());
-            for (int64_t g = r.i64(); r.ok() && g > 0; --g)
-              e.group.push_back(r.i64());
-            for (auto *messages : {&e.sends, &e.recvs})
-              for (int64_t m = r.i64(); r.ok() && m > 0; --m) {
-                int64_t peer = r.i64();
-                messages->push_back({peer, r.i64()});
-              }
-            events.push_back(std::move(e));
-          }
-        }
-        if (!r.ok())
-          return absl::InternalError("a process sent a garbled order");
-      }
+      for (const std::string &part : *parts)
+        if (absl::Status s = decodeOrders(part, byRank); !s.ok())
+          return s;
       return checkOrders(byRank);
     };
     return world.agree(world.process() == 0 ? judge() : absl::OkStatus());

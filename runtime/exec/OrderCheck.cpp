@@ -2,6 +2,8 @@
 
 #include "runtime/exec/OrderCheck.h"
 
+#include "runtime/comm/Wire.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -27,6 +29,55 @@ struct Graph {
 };
 
 } // namespace
+
+std::string
+encodeOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank) {
+  WireWriter w;
+  w.i64(static_cast<int64_t>(byRank.size()));
+  for (auto &[rank, events] : byRank) {
+    w.i64(rank);
+    w.i64(static_cast<int64_t>(events.size()));
+    for (const CommEvent &e : events) {
+      w.i64(e.iteration);
+      w.bytes(e.what);
+      w.i64(static_cast<int64_t>(e.group.size()));
+      for (int64_t r : e.group)
+        w.i64(r);
+      for (auto *messages : {&e.sends, &e.recvs}) {
+        w.i64(static_cast<int64_t>(messages->size()));
+        for (auto [peer, tag] : *messages) {
+          w.i64(peer);
+          w.i64(tag);
+        }
+      }
+    }
+  }
+  return w.take();
+}
+
+absl::Status decodeOrders(std::string_view bytes,
+                          std::map<int64_t, std::vector<CommEvent>> &into) {
+  WireReader r(bytes);
+  for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+    std::vector<CommEvent> &events = into[r.i64()];
+    for (int64_t k = r.i64(); r.ok() && k > 0; --k) {
+      CommEvent e;
+      e.iteration = r.i64();
+      e.what = std::string(r.bytes());
+      for (int64_t g = r.i64(); r.ok() && g > 0; --g)
+        e.group.push_back(r.i64());
+      for (auto *messages : {&e.sends, &e.recvs})
+        for (int64_t m = r.i64(); r.ok() && m > 0; --m) {
+          int64_t peer = r.i64();
+          messages->push_back({peer, r.i64()});
+        }
+      events.push_back(std::move(e));
+    }
+  }
+  if (!r.ok())
+    return absl::InternalError("a process sent a garbled order");
+  return absl::OkStatus();
+}
 
 absl::Status
 checkOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank) {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,13 @@ struct CommEvent {
   /// Point-to-point messages: (peer, tag).
   std::vector<std::pair<int64_t, int64_t>> sends, recvs;
 };
+
+/// Ranks' events as bytes, for gathering them from every process, and
+/// back (added to `into`; Internal when `bytes` is garbled).
+std::string
+encodeOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank);
+absl::Status decodeOrders(std::string_view bytes,
+                          std::map<int64_t, std::vector<CommEvent>> &into);
 
 /// InvalidArgument naming the ranks and ops when the orders of `byRank`
 /// (each rank's events in firing order) do not match or would deadlock.

@@ -205,6 +205,10 @@ public:
                     int64_t tag) override;
 
 private:
+  /// A send's or receive's checks: the world is not aborted, `peer` is in
+  /// it, and the tag and size fit MPI's ints.
+  absl::Status checkMessage(const char *kind, int64_t peer, int64_t tag,
+                            int64_t bytes) const;
   /// One collective call: who, what, and how it is described in errors.
   struct Call {
     std::span<const int64_t> group;
@@ -272,17 +276,11 @@ absl::StatusOr<MpiComm::Call> MpiComm::begin(const char *kind,
     return releasedByAbort(world.abortStatus(), kind);
   Call call;
   call.group = group;
-  auto self = std::find(group.begin(), group.end(), myRank);
-  if (self == group.end() ||
-      std::count(group.begin(), group.end(), myRank) != 1)
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", myRank, " calls ", kind, " for the group [",
-                     absl::StrJoin(group, ", "), "], which it is not in once"));
-  for (int64_t r : group)
-    if (r < 0 || r >= world.size())
-      return absl::InvalidArgumentError(absl::StrCat(
-          kind, ": rank ", r, " is outside the world of ", world.size()));
-  call.index = self - group.begin();
+  absl::StatusOr<int64_t> index =
+      memberIndex(kind, group, myRank, world.size());
+  if (!index.ok())
+    return index.status();
+  call.index = *index;
   std::vector<int64_t> key(group.begin(), group.end());
   int64_t n = ++sequence[key];
   call.id = absl::StrCat(kind, " #", n, " over ranks [",
@@ -714,18 +712,26 @@ absl::Status MpiComm::broadcast(void *data, int64_t count, CommType type,
   return s;
 }
 
-absl::Status MpiComm::send(const void *data, int64_t count, CommType type,
-                           int64_t peer, int64_t tag) {
+absl::Status MpiComm::checkMessage(const char *kind, int64_t peer, int64_t tag,
+                                   int64_t bytes) const {
   if (world.isAborted())
-    return releasedByAbort(world.abortStatus(), "send");
+    return releasedByAbort(world.abortStatus(), kind);
   if (peer < 0 || peer >= world.size())
     return absl::InvalidArgumentError(
-        absl::StrCat("send: peer ", peer, " is outside the world"));
-  int64_t bytes = count * sizeOf(type);
+        absl::StrCat(kind, ": peer ", peer, " is outside the world"));
   int64_t k = world.perProcess;
   if (tag < 0 || tag > (INT32_MAX / 2 - 16) / (k * k) || !fitsInt(bytes))
     return absl::InvalidArgumentError(
-        absl::StrCat("send: tag ", tag, " or size out of MPI's range"));
+        absl::StrCat(kind, ": tag ", tag, " or size out of MPI's range"));
+  return absl::OkStatus();
+}
+
+absl::Status MpiComm::send(const void *data, int64_t count, CommType type,
+                           int64_t peer, int64_t tag) {
+  int64_t bytes = count * sizeOf(type);
+  if (absl::Status s = checkMessage("send", peer, tag, bytes); !s.ok())
+    return s;
+  int64_t k = world.perProcess;
   // The message is copied, so that the send does not wait for its receive.
   std::erase_if(pendingSends, [](auto &p) {
     int done = 0;
@@ -750,16 +756,10 @@ absl::Status MpiComm::send(const void *data, int64_t count, CommType type,
 
 absl::Status MpiComm::recv(void *data, int64_t count, CommType type,
                            int64_t peer, int64_t tag) {
-  if (world.isAborted())
-    return releasedByAbort(world.abortStatus(), "recv");
-  if (peer < 0 || peer >= world.size())
-    return absl::InvalidArgumentError(
-        absl::StrCat("recv: peer ", peer, " is outside the world"));
   int64_t bytes = count * sizeOf(type);
+  if (absl::Status s = checkMessage("recv", peer, tag, bytes); !s.ok())
+    return s;
   int64_t k = world.perProcess;
-  if (tag < 0 || tag > (INT32_MAX / 2 - 16) / (k * k) || !fitsInt(bytes))
-    return absl::InvalidArgumentError(
-        absl::StrCat("recv: tag ", tag, " or size out of MPI's range"));
   int mpiTag = static_cast<int>(INT32_MAX / 2 + tag * k * k + (peer % k) * k +
                                 myRank % k);
   std::string text =

@@ -11,8 +11,8 @@
 
 #include "runtime/reference/Interpreter.h"
 
-#include "dialect/PcOps.h"
 #include "boxing/MeshCache.h"
+#include "dialect/PcOps.h"
 #include "runtime/reference/Kernels.h"
 
 #include "absl/status/statusor.h"
