@@ -148,7 +148,7 @@ struct FuncSbpVerifier
     for (auto [i, t] : llvm::enumerate(fn.getResultTypes()))
       if (failed(verifySbpType(op, t, "result #" + Twine(i), symbols)))
         return failure();
-    return success();
+    return verifyPerDevicePieces(op, symbols);
   }
 };
 } // namespace

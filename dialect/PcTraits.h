@@ -44,7 +44,14 @@ llvm::LogicalResult verifySbpType(mlir::Operation *op, mlir::Type type,
                                   const llvm::Twine &what,
                                   mlir::SymbolTableCollection &symbols);
 
-/// Attaches the SBP checks of verifySbpSymbolUses to func.func signatures.
+/// For a per-device program (a func.func with pc.ranks): every
+/// rank-dependent type in it is each listed rank's piece (its arguments and
+/// results, parameter values, sends and receives; PerDevicePieces.cpp).
+llvm::LogicalResult verifyPerDevicePieces(mlir::Operation *func,
+                                          mlir::SymbolTableCollection &symbols);
+
+/// Attaches the SBP checks of verifySbpSymbolUses to func.func signatures,
+/// and verifyPerDevicePieces to per-device programs.
 void attachFuncSbpVerifier(mlir::MLIRContext &context);
 
 namespace OpTrait {

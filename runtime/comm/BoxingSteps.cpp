@@ -2,6 +2,8 @@
 
 #include "runtime/comm/BoxingSteps.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 #include <cstring>
@@ -58,13 +60,12 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
   return out;
 }
 
-absl::Status runLocalStep(Communicator &comm, TransitionKind kind,
-                          ReduceKind reduce, bool fromBroadcast,
-                          std::span<const int64_t> axes, int64_t dim,
-                          int64_t dstDim, const MeshView &mesh,
-                          std::span<const int64_t> coords, const TensorView &in,
-                          const TensorView &out) {
-  std::span<const int64_t> outShape = out.shape;
+absl::StatusOr<GroupStep>
+planLocalStep(TransitionKind kind, ReduceKind reduce, bool fromBroadcast,
+              std::span<const int64_t> axes, int64_t dim, int64_t dstDim,
+              const MeshView &mesh, std::span<const int64_t> coords,
+              std::span<const int64_t> inShape,
+              std::span<const int64_t> outShape) {
   GroupStep gs;
   gs.kind = kind;
   gs.reduce = reduce;
@@ -75,7 +76,7 @@ absl::Status runLocalStep(Communicator &comm, TransitionKind kind,
     g.ranks.push_back(mesh.ranks[p]);
   int64_t n = g.ranks.size();
   // Boxes in the coordinates of the group's union.
-  std::vector<int64_t> whole(in.shape);
+  std::vector<int64_t> whole(inShape.begin(), inShape.end());
   bool splitBefore = kind == TransitionKind::AllGather ||
                      (kind == TransitionKind::LocalPartial && !fromBroadcast);
   if (splitBefore)
@@ -117,13 +118,12 @@ absl::Status runLocalStep(Communicator &comm, TransitionKind kind,
     g.before = g.after = all;
     break;
   }
-  if (in.shape != g.before[g.self].sizes ||
-      std::vector<int64_t>(outShape.begin(), outShape.end()) !=
-          g.after[g.self].sizes)
+  if (!std::ranges::equal(inShape, g.before[g.self].sizes) ||
+      !std::ranges::equal(outShape, g.after[g.self].sizes))
     return absl::InvalidArgumentError(
         absl::StrCat(stringifyTransitionKind(kind),
                      ": the local shapes do not match the group's pieces"));
-  return runGroupStep(comm, gs, in, out);
+  return gs;
 }
 
 absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,

@@ -54,18 +54,18 @@ struct GroupStep {
 absl::Status runGroupStep(Communicator &comm, const GroupStep &step,
                           const TensorView &in, const TensorView &out);
 
-/// Runs a step op of a per-device program (pc.all_gather, ...): `kind` over
-/// the groups of `axes` of `mesh`, along `dim` (and `dstDim` for an
-/// all-to-all, whose `dim` is the source dim), from this device's piece `in`
-/// into its local result `out` (zeros, of the result's shape). The members'
-/// pieces follow from the shapes and the mesh (pc::groupExtents), as the
-/// per-device IR promises.
-absl::Status runLocalStep(Communicator &comm, TransitionKind kind,
-                          ReduceKind reduce, bool fromBroadcast,
-                          std::span<const int64_t> axes, int64_t dim,
-                          int64_t dstDim, const MeshView &mesh,
-                          std::span<const int64_t> coords, const TensorView &in,
-                          const TensorView &out);
+/// Plans a step op of a per-device program (pc.all_gather, ...): `kind`
+/// over the groups of `axes` of `mesh`, along `dim` (and `dstDim` for an
+/// all-to-all, whose `dim` is the source dim), for the device at `coords`,
+/// whose piece has shape `in` and whose local result has shape `out`. The
+/// members' pieces follow from the shapes and the mesh (pc::groupExtents),
+/// as the per-device IR promises; InvalidArgument when this device's shapes
+/// are not its pieces. Run it with runGroupStep.
+absl::StatusOr<GroupStep>
+planLocalStep(TransitionKind kind, ReduceKind reduce, bool fromBroadcast,
+              std::span<const int64_t> axes, int64_t dim, int64_t dstDim,
+              const MeshView &mesh, std::span<const int64_t> coords,
+              std::span<const int64_t> in, std::span<const int64_t> out);
 
 /// Runs `step` on the device at mesh position `coords`, whose piece of a
 /// tensor of `logicalShape` in the layout `step.before` is `in`; returns its

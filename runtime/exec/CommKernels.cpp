@@ -51,6 +51,43 @@ MeshView viewOf(BindContext &c, FlatSymbolRefAttr mesh) {
   return v;
 }
 
+std::string str(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+/// What every member of a collective must agree on (OrderCheck.h): its
+/// kind and reduction, the element type, the shape the group shares (the
+/// whole of a gathered or scattered piece), the dims, the mesh and axes.
+std::string signatureOf(Operation *op, llvm::ArrayRef<int64_t> groupShape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << op->getName().stripDialect();
+  if (auto reduce = op->getAttrOfType<ReductionAttr>("reduce"))
+    os << "(" << stringifyReduction(reduce.getValue()) << ")";
+  os << " "
+     << cast<RankedTensorType>(op->getOperand(0).getType()).getElementType()
+     << " " << str(groupShape);
+  for (llvm::StringRef name : {"dim", "src_dim", "dst_dim", "root"})
+    if (auto v = op->getAttrOfType<IntegerAttr>(name))
+      os << " " << name << " " << v.getInt();
+  os << " on " << op->getAttr("mesh") << " axes "
+     << str(op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef());
+  return s;
+}
+
+/// A message's piece, on which its send and receive must agree.
+std::string messagePiece(Type elementType, llvm::ArrayRef<int64_t> sizes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << elementType << " " << str(sizes);
+  return s;
+}
+
 absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axesRef = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
@@ -99,19 +136,30 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
   Shape coords = coordsOn(c, mesh);
   // Local steps move no data between members: nothing to match.
   if (kind != TransitionKind::LocalSlice &&
-      kind != TransitionKind::LocalPartial)
+      kind != TransitionKind::LocalPartial) {
     for (int64_t p : groupMembers(view.shape, coords, axes))
       c.exchange.group.push_back(view.ranks[p]);
+    Shape shared = shapeOf(op->getOperand(0).getType());
+    if (kind == TransitionKind::AllGather)
+      shared = out;
+    else if (kind == TransitionKind::AllToAll)
+      shared[dim] = out[dim];
+    c.exchange.signature = signatureOf(op, shared);
+  }
+  // Planned now, so that a rank whose shapes are not its pieces fails
+  // before anything runs.
+  absl::StatusOr<GroupStep> step =
+      planLocalStep(kind, reduce, fromBroadcast, axes, dim, dst, view, coords,
+                    shapeOf(op->getOperand(0).getType()), out);
+  if (!step.ok())
+    return step.status();
   Communicator *comm = &c.comm;
-  return Kernel([=](KernelIO &io) -> absl::Status {
+  return Kernel([=, step = *std::move(step)](KernelIO &io) -> absl::Status {
     absl::StatusOr<std::shared_ptr<Tensor>> r =
         zeros(io.context, out, io.inputs[0]->type);
     if (!r.ok())
       return r.status();
-    if (absl::Status s =
-            runLocalStep(*comm, kind, reduce, fromBroadcast, axes, dim, dst,
-                         view, coords, *io.inputs[0], **r);
-        !s.ok())
+    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r); !s.ok())
       return s;
     io.outputs[0] = *std::move(r);
     return absl::OkStatus();
@@ -178,8 +226,11 @@ void registerCpuCommKernels(KernelRegistry &r) {
                groupMembers(v.shape, coordsOn(c, b.getMeshAttr()), b.getAxes()))
             group.push_back(v.ranks[p]);
           int64_t root = b.getRoot();
-          if (group.size() > 1)
+          if (group.size() > 1) {
             c.exchange.group = group;
+            c.exchange.signature =
+                signatureOf(op, shapeOf(b.getInput().getType()));
+          }
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
             const Tensor &in = *io.inputs[0];
@@ -201,8 +252,10 @@ void registerCpuCommKernels(KernelRegistry &r) {
           auto send = cast<SendOp>(op);
           TransferSide side =
               planSide(c, send.getFromAttr(), send.getToAttr(), true);
+          Type element = getElementTypeOrSelf(send.getFrom());
           for (const TransferSide::Piece &p : side.pieces)
-            c.exchange.sends.push_back({p.peer, side.tag});
+            c.exchange.sends.push_back(
+                {p.peer, side.tag, messagePiece(element, p.box.sizes)});
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
             const Tensor &in = *io.inputs[0];
@@ -224,8 +277,10 @@ void registerCpuCommKernels(KernelRegistry &r) {
           auto recv = cast<RecvOp>(op);
           TransferSide side =
               planSide(c, recv.getFromAttr(), recv.getToAttr(), false);
+          Type element = getElementTypeOrSelf(recv.getTo());
           for (const TransferSide::Piece &p : side.pieces)
-            c.exchange.recvs.push_back({p.peer, side.tag});
+            c.exchange.recvs.push_back(
+                {p.peer, side.tag, messagePiece(element, p.box.sizes)});
           absl::StatusOr<CommType> type = commTypeOf(recv.getType());
           if (!type.ok())
             return type.status();

@@ -207,6 +207,8 @@ RankProgram::build(func::FuncOp f,
     }
     CommEvent exchange = std::move(bound->exchange);
     exchange.what = site;
+    exchange.program = f.getSymName().str();
+    exchange.op = static_cast<int64_t>(commActors.size());
     uint32_t id = addActor(
         op.getName().getStringRef().str(), bound->stream, ins,
         op.getNumResults(),
@@ -570,6 +572,11 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
     return absl::Status(piece.status().code(),
                         absl::StrCat("parameter '", name.str(),
                                      "': ", piece.status().message()));
+  // The verifier holds per-device programs to this; kernels trust it.
+  if (piece->shape != shapeOf(local) || piece->type != *type)
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " reads parameter '", name.str(),
+                     "' as another shape or type than its piece"));
   absl::StatusOr<std::shared_ptr<const Tensor>> onDevice =
       (*device)->upload(*piece);
   if (!onDevice.ok())
@@ -867,12 +874,22 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     };
     return world.agree(world.process() == 0 ? judge() : absl::OkStatus());
   };
-  if (!options.order.empty())
+  // Before anything runs, the ranks' programs are checked against each
+  // other: collectives' members agree on what they run, every message has
+  // both ends, and no order deadlocks. A mismatch fails every rank with
+  // the ranks and ops named, where running would hang or mix data.
+  std::pair<std::string, int64_t> defaultKey{graph.str(), options.iterations};
+  bool checked =
+      options.order.empty() && checkedDefaultOrders.count(defaultKey);
+  if (!checked) {
     if (absl::Status s = checkRankOrders(); !s.ok()) {
       std::lock_guard<std::mutex> lock(mu);
       pending.clear();
       return s;
     }
+    if (options.order.empty())
+      checkedDefaultOrders.insert(defaultKey);
+  }
   absl::Status launched =
       !bound.ok() ? bound : launch(world, hosted, [&](int64_t rank) {
         Job *j = jobOf.at(rank);

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -182,6 +183,10 @@ private:
   Pieces pending;
   /// Where loaded parameters are read from (a file's mapping, or memory).
   std::map<std::string, Input> loaded;
+  /// (graph, iterations) whose default orders passed the cross-rank check:
+  /// they follow from the module alone, so each is checked once. Every
+  /// process makes the same runs, so all skip the check together.
+  std::set<std::pair<std::string, int64_t>> checkedDefaultOrders;
 };
 
 /// One run in a fresh session.

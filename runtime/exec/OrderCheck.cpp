@@ -40,14 +40,18 @@ encodeOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank) {
     for (const CommEvent &e : events) {
       w.i64(e.iteration);
       w.bytes(e.what);
+      w.bytes(e.program);
+      w.i64(e.op);
+      w.bytes(e.signature);
       w.i64(static_cast<int64_t>(e.group.size()));
       for (int64_t r : e.group)
         w.i64(r);
       for (auto *messages : {&e.sends, &e.recvs}) {
         w.i64(static_cast<int64_t>(messages->size()));
-        for (auto [peer, tag] : *messages) {
-          w.i64(peer);
-          w.i64(tag);
+        for (const CommEvent::Message &m : *messages) {
+          w.i64(m.peer);
+          w.i64(m.tag);
+          w.bytes(m.piece);
         }
       }
     }
@@ -64,12 +68,18 @@ absl::Status decodeOrders(std::string_view bytes,
       CommEvent e;
       e.iteration = r.i64();
       e.what = std::string(r.bytes());
+      e.program = std::string(r.bytes());
+      e.op = r.i64();
+      e.signature = std::string(r.bytes());
       for (int64_t g = r.i64(); r.ok() && g > 0; --g)
         e.group.push_back(r.i64());
       for (auto *messages : {&e.sends, &e.recvs})
         for (int64_t m = r.i64(); r.ok() && m > 0; --m) {
-          int64_t peer = r.i64();
-          messages->push_back({peer, r.i64()});
+          CommEvent::Message message;
+          message.peer = r.i64();
+          message.tag = r.i64();
+          message.piece = std::string(r.bytes());
+          messages->push_back(std::move(message));
         }
       events.push_back(std::move(e));
     }
@@ -121,7 +131,13 @@ checkOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank) {
         }
         const CommEvent &a = byRank.at(lead)[mine[k]];
         const CommEvent &b = byRank.at(m)[theirs[k]];
-        if (a.what != b.what || a.iteration != b.iteration)
+        if (a.signature != b.signature)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "the ranks disagree on collective #", k + 1, " over ranks [",
+              absl::StrJoin(group, ", "), "]: ", describe(lead, a), " is ",
+              a.signature, " but ", describe(m, b), " is ", b.signature));
+        if (a.iteration != b.iteration ||
+            (a.program == b.program && a.op != b.op))
           return absl::InvalidArgumentError(
               absl::StrCat("the orders do not match: collective #", k + 1,
                            " over ranks [", absl::StrJoin(group, ", "), "] is ",
@@ -136,28 +152,51 @@ checkOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank) {
   // Edges: each rank's order, and each message from its send to its
   // receive (the k-th of a (from, to, tag)).
   std::vector<std::pair<int64_t, int64_t>> edges;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<int64_t>> sent,
-      received;
+  struct End {
+    int64_t node, rank;
+    const CommEvent *event;
+    const std::string *piece;
+  };
+  using Key = std::tuple<int64_t, int64_t, int64_t>; // from, to, tag
+  std::map<Key, std::vector<End>> sent, received;
   for (auto &[rank, events] : byRank)
     for (size_t i = 0; i < events.size(); ++i) {
       int64_t node = first[rank] + static_cast<int64_t>(i);
       if (i > 0)
         edges.push_back({node - 1, node});
-      for (auto [peer, tag] : events[i].sends)
-        sent[{rank, peer, tag}].push_back(node);
-      for (auto [peer, tag] : events[i].recvs)
-        received[{peer, rank, tag}].push_back(node);
+      for (const CommEvent::Message &m : events[i].sends)
+        sent[{rank, m.peer, m.tag}].push_back(
+            {node, rank, &events[i], &m.piece});
+      for (const CommEvent::Message &m : events[i].recvs)
+        received[{m.peer, rank, m.tag}].push_back(
+            {node, rank, &events[i], &m.piece});
     }
-  for (auto &[key, recvs] : received) {
+  for (auto &[key, recvs] : received)
+    sent.try_emplace(key);
+  for (auto &[key, sends] : sent) {
     auto [from, to, tag] = key;
-    const std::vector<int64_t> &sends = sent[key];
-    if (sends.size() < recvs.size())
+    const std::vector<End> &recvs = received[key];
+    if (sends.size() != recvs.size()) {
+      // The first message that has no other end.
+      const End &odd = sends.size() > recvs.size() ? sends[recvs.size()]
+                                                   : recvs[sends.size()];
       return absl::InvalidArgumentError(
-          absl::StrCat("the orders do not match: rank ", to, " receives ",
-                       recvs.size(), " messages (tag ", tag, ") from rank ",
-                       from, ", which sends ", sends.size()));
-    for (size_t k = 0; k < recvs.size(); ++k)
-      edges.push_back({sends[k], recvs[k]});
+          absl::StrCat("the orders do not match: rank ", from, " sends ",
+                       sends.size(), " messages (tag ", tag, ") to rank ", to,
+                       ", which receives ", recvs.size(), "; ",
+                       describe(odd.rank, *odd.event), " has no matching ",
+                       sends.size() > recvs.size() ? "receive" : "send"));
+    }
+    for (size_t k = 0; k < recvs.size(); ++k) {
+      if (*sends[k].piece != *recvs[k].piece)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the ranks disagree on message #", k + 1, " (tag ", tag,
+            ") from rank ", from, " to rank ", to, ": ",
+            describe(from, *sends[k].event), " sends ", *sends[k].piece,
+            " but ", describe(to, *recvs[k].event), " receives ",
+            *recvs[k].piece));
+      edges.push_back({sends[k].node, recvs[k].node});
+    }
   }
 
   // A cycle among the merged nodes is a deadlock (Kahn's algorithm).

@@ -6,8 +6,10 @@
 // against its own data dependencies (actor::verifyOrder); this file checks
 // the ranks' orders against each other, before anything runs:
 //  - the collectives over one group come in the same sequence on every
-//    member (the k-th collective over a group is the same op, at the same
-//    iteration, everywhere), and
+//    member (the k-th collective over a group has one signature, kind,
+//    reduction, element type and shape, at the same iteration everywhere,
+//    and is one op where the members run one program),
+//  - every send has its receive, of the same piece, and
 //  - no cycle of waits exists across ranks: a collective completes once all
 //    its members reached it, a receive once its send was issued, and each
 //    rank issues its ops one after another in its order. A cycle (two
@@ -36,10 +38,24 @@ struct CommEvent {
   int64_t iteration = 0;
   /// For messages: the op and where the user wrote it.
   std::string what;
+  /// The op's identity: its program and its index among the program's
+  /// communication ops. Members that run one program must issue the same
+  /// op as a group's k-th collective.
+  std::string program;
+  int64_t op = 0;
+  /// What every member of a collective must agree on: the kind, the
+  /// reduction, the mesh and axes, the element type and the group's shape
+  /// (e.g. "all_reduce(sum) f32 [6, 2] on @mesh axes [0]").
+  std::string signature;
   /// A collective's members (global ranks); empty when it moves nothing.
   std::vector<int64_t> group;
-  /// Point-to-point messages: (peer, tag).
-  std::vector<std::pair<int64_t, int64_t>> sends, recvs;
+  /// A point-to-point message: its peer, its tag and its piece (element
+  /// type and shape), on which its send and its receive must agree.
+  struct Message {
+    int64_t peer = 0, tag = 0;
+    std::string piece;
+  };
+  std::vector<Message> sends, recvs;
 };
 
 /// Ranks' events as bytes, for gathering them from every process, and
@@ -50,7 +66,10 @@ absl::Status decodeOrders(std::string_view bytes,
                           std::map<int64_t, std::vector<CommEvent>> &into);
 
 /// InvalidArgument naming the ranks and ops when the orders of `byRank`
-/// (each rank's events in firing order) do not match or would deadlock.
+/// (each rank's events in firing order) do not match or would deadlock:
+/// a collective's members disagree on which op it is or on its signature,
+/// a rank is missing from a group, a message has no matching send or
+/// receive (or they disagree on its piece), or the waits form a cycle.
 absl::Status
 checkOrders(const std::map<int64_t, std::vector<CommEvent>> &byRank);
 

@@ -17,6 +17,7 @@
 #include "runtime/exec/Input.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/Npy.h"
+#include "runtime/exec/OrderCheck.h"
 #include "runtime/exec/Safetensors.h"
 #include "runtime/reference/Interpreter.h"
 
@@ -437,6 +438,101 @@ TEST_F(OrderTest, RanksOrdersAreCheckedTogether) {
   EXPECT_NE(missing.status().message().find("communication op #7"),
             std::string::npos)
       << missing.status();
+}
+
+// The check of the ranks' programs against each other, which runs before
+// every first run of a graph: what each member of a collective would run,
+// and both ends of every message.
+using pc::runtime::CommEvent;
+using Events = std::map<int64_t, std::vector<CommEvent>>;
+
+CommEvent collective(std::string program, int64_t op, std::string signature,
+                     std::vector<int64_t> group) {
+  CommEvent e;
+  e.what = "'pc.all_reduce' at " + program + "#" + std::to_string(op);
+  e.program = std::move(program);
+  e.op = op;
+  e.signature = std::move(signature);
+  e.group = std::move(group);
+  return e;
+}
+
+CommEvent message(bool send, int64_t peer, std::string piece) {
+  CommEvent e;
+  e.what = send ? "'pc.send'" : "'pc.recv'";
+  e.program = send ? "f.stage0" : "f.stage1";
+  (send ? e.sends : e.recvs).push_back({peer, 7, std::move(piece)});
+  return e;
+}
+
+std::string verdict(const Events &events) {
+  absl::Status s = pc::runtime::checkOrders(events);
+  // What is checked on process 0 arrives there as bytes.
+  Events decoded;
+  EXPECT_TRUE(
+      pc::runtime::decodeOrders(pc::runtime::encodeOrders(events), decoded)
+          .ok());
+  EXPECT_EQ(pc::runtime::checkOrders(decoded).ToString(), s.ToString());
+  return s.ok() ? "ok" : std::string(s.message());
+}
+
+TEST(OrderCheckTest, MembersAgreeOnWhatACollectiveRuns) {
+  std::string sum = "all_reduce(sum) f32 [4] on @m axes [0]";
+  // Different programs (uneven pieces, say) with one signature agree.
+  EXPECT_EQ(verdict({{0, {collective("f.part0", 0, sum, {0, 1})}},
+                     {1, {collective("f.part1", 3, sum, {0, 1})}}}),
+            "ok");
+  // A reduction, an element type or a shape of their own.
+  for (std::string other : {"all_reduce(max) f32 [4] on @m axes [0]",
+                            "all_reduce(sum) bf16 [4] on @m axes [0]",
+                            "all_reduce(sum) f32 [5] on @m axes [0]"}) {
+    std::string v = verdict({{0, {collective("f.part0", 0, sum, {0, 1})}},
+                             {1, {collective("f.part1", 0, other, {0, 1})}}});
+    EXPECT_NE(v.find("the ranks disagree on collective #1 over ranks [0, 1]: "
+                     "rank 0's 'pc.all_reduce' at f.part0#0 (iteration 0) is " +
+                     sum +
+                     " but rank 1's 'pc.all_reduce' at f.part1#0 "
+                     "(iteration 0) is " +
+                     other),
+              std::string::npos)
+        << v;
+  }
+  // Members of one program must issue the same op, even with one
+  // signature.
+  std::string v = verdict({{0, {collective("f", 0, sum, {0, 1})}},
+                           {1, {collective("f", 1, sum, {0, 1})}}});
+  EXPECT_NE(v.find("the orders do not match: collective #1"), std::string::npos)
+      << v;
+  // A member that never issues it.
+  v = verdict({{0, {collective("f", 0, sum, {0, 1})}}, {1, {}}});
+  EXPECT_NE(v.find("which rank 1 never issues"), std::string::npos) << v;
+  v = verdict({{0, {collective("f", 0, sum, {0, 1})}}});
+  EXPECT_NE(v.find("rank 1 has no order"), std::string::npos) << v;
+}
+
+TEST(OrderCheckTest, EveryMessageHasBothEndsOfOnePiece) {
+  EXPECT_EQ(verdict({{0, {message(true, 1, "f32 [2, 3]")}},
+                     {1, {message(false, 0, "f32 [2, 3]")}}}),
+            "ok");
+  std::string v = verdict({{0, {message(true, 1, "f32 [2, 3]")}}, {1, {}}});
+  EXPECT_NE(v.find("rank 0 sends 1 messages (tag 7) to rank 1, which "
+                   "receives 0; rank 0's 'pc.send' (iteration 0) has no "
+                   "matching receive"),
+            std::string::npos)
+      << v;
+  v = verdict({{0, {}}, {1, {message(false, 0, "f32 [2, 3]")}}});
+  EXPECT_NE(v.find("rank 0 sends 0 messages (tag 7) to rank 1, which "
+                   "receives 1; rank 1's 'pc.recv' (iteration 0) has no "
+                   "matching send"),
+            std::string::npos)
+      << v;
+  v = verdict({{0, {message(true, 1, "f32 [2, 3]")}},
+               {1, {message(false, 0, "f32 [3, 3]")}}});
+  EXPECT_NE(v.find("the ranks disagree on message #1 (tag 7) from rank 0 to "
+                   "rank 1: rank 0's 'pc.send' (iteration 0) sends f32 [2, 3] "
+                   "but rank 1's 'pc.recv' (iteration 0) receives f32 [3, 3]"),
+            std::string::npos)
+      << v;
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // Per-device programs whose collectives differ: rank 1 all-reduces its
-// piece before the all-gather that rank 0 issues first. Under MPI the ranks
-// compare each collective's signature before it runs and both fail naming
-// both ranks and both ops, instead of mixing the data of different calls
-// (or hanging).
+// piece before the all-gather that rank 0 issues first. The ranks' programs
+// are checked against each other before anything runs, and every rank fails
+// naming both ranks and both ops, instead of mixing the data of different
+// calls (or hanging).
 module {
   pc.mesh @mesh <["dp"=2]>
   pc.param @w : tensor<8x4xf32, #pc.sbp<@mesh, [S(1)]>> = #pc.init<normal(std = 5.000000e-01)>
