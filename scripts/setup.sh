@@ -22,6 +22,8 @@ packages=(
   openmpi-bin libopenmpi-dev
   # test-only: independent NumPy references
   python3 python3-numpy
+  # test-only: sanitizer and libFuzzer builds (scripts/sanitize.sh)
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

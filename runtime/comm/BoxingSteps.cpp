@@ -136,7 +136,7 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
 
   switch (gs.kind) {
   case TransitionKind::AllReduce: {
-    std::memcpy(out.data(), in.data(), in.byteSize());
+    copyBytes(out.data(), in.data(), in.byteSize());
     return comm.allReduce(out.data(), out.numel(), in.type, gs.reduce, g.ranks);
   }
   case TransitionKind::AllGather: {
@@ -227,7 +227,7 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
     if (gs.fromBroadcast) {
       // Sum: member 0 keeps the value; max, min and avg: all keep it.
       if (gs.reduce != ReduceKind::Sum || g.self == 0)
-        std::memcpy(out.data(), in.data(), in.byteSize());
+        copyBytes(out.data(), in.data(), in.byteSize());
       return absl::OkStatus();
     }
     // Own piece in zeros of the group's whole.

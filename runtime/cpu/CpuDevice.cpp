@@ -1,11 +1,14 @@
 //===- CpuDevice.cpp - A CPU virtual device -------------------------------===//
 
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/device/HostMemory.h"
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace pc::runtime {
 
@@ -21,7 +24,21 @@ CpuAllocator::CpuAllocator(std::string device, int64_t capacity)
 
 CpuAllocator::~CpuAllocator() = default;
 
+/// Allocations from this size on are checked against the machine's
+/// available memory first (reading it costs a few microseconds): with
+/// overcommit, an allocation larger than what is free succeeds and the
+/// process is killed later, when the pages are touched.
+static constexpr size_t kCheckedBytes = size_t(64) << 20;
+
 absl::StatusOr<Buffer> CpuAllocator::allocate(size_t bytes) {
+  if (bytes > static_cast<size_t>(std::numeric_limits<int64_t>::max() / 2))
+    return absl::ResourceExhaustedError(
+        absl::StrCat(device, ": cannot allocate ", bytes, " bytes"));
+  if (capacity <= 0 && bytes >= kCheckedBytes)
+    if (absl::Status s = checkHostMemory(static_cast<int64_t>(bytes),
+                                         absl::StrCat(device, ": a tensor"));
+        !s.ok())
+      return s;
   int64_t now = inUse.fetch_add(bytes) + bytes;
   if (capacity > 0 && now > capacity) {
     inUse.fetch_sub(bytes);
@@ -29,9 +46,12 @@ absl::StatusOr<Buffer> CpuAllocator::allocate(size_t bytes) {
         absl::StrCat(device, ": allocating ", bytes, " bytes would use ", now,
                      " bytes, more than its capacity of ", capacity));
   }
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void *data = rounded ? std::aligned_alloc(kAlignment, rounded) : nullptr;
-  if (rounded && !data) {
+  // An empty tensor still gets a real (unread) block: kernels and copies
+  // may pass its pointer to memcpy and BLAS, which must never see null.
+  size_t rounded =
+      std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  void *data = std::aligned_alloc(kAlignment, rounded);
+  if (!data) {
     inUse.fetch_sub(bytes);
     return absl::ResourceExhaustedError(
         absl::StrCat(device, ": out of host memory for ", bytes, " bytes"));

@@ -1,6 +1,7 @@
 //===- SharedMemoryComm.cpp - Collectives between CPU virtual devices -----===//
 
 #include "runtime/cpu/SharedMemoryComm.h"
+#include "runtime/device/HostTensor.h"
 
 #include "runtime/comm/Reduce.h"
 
@@ -300,8 +301,8 @@ absl::Status SharedMemoryComm::ringAllGather(Call &call,
   for (int64_t s = 0; s + 1 < n; ++s) {
     int64_t k = ((i - s - 1) % n + n) % n;
     int64_t len = off[k + 1] - off[k];
-    std::memcpy(at(m.out[i], off[k], type),
-                at(m.out[(i - 1 + n) % n], off[k], type), len * sizeOf(type));
+    copyBytes(at(m.out[i], off[k], type),
+              at(m.out[(i - 1 + n) % n], off[k], type), len * sizeOf(type));
     counters.bytesReceived += len * sizeOf(type);
     int64_t sent = ((i - s) % n + n) % n;
     counters.bytesSent += (off[sent + 1] - off[sent]) * sizeOf(type);
@@ -368,8 +369,8 @@ absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
     return call.status();
   absl::Status s = ringReduceScatter(*call, off, type, reduce);
   if (s.ok())
-    std::memcpy(out, at(work.data(), off[call->index], type),
-                counts[call->index] * sizeOf(type));
+    copyBytes(out, at(work.data(), off[call->index], type),
+              counts[call->index] * sizeOf(type));
   return finish(*call, s);
 }
 
@@ -403,8 +404,8 @@ SharedMemoryComm::allToAll(const void *in, std::span<const int64_t> sendCounts,
     int64_t inOff = 0;
     for (int64_t j = 0; j < i; ++j)
       inOff += theirs[j];
-    std::memcpy(at(out, outOff, type), at(m.in[q], inOff, type),
-                recvCounts[q] * sizeOf(type));
+    copyBytes(at(out, outOff, type), at(m.in[q], inOff, type),
+              recvCounts[q] * sizeOf(type));
     if (q != i) {
       counters.bytesReceived += recvCounts[q] * sizeOf(type);
       counters.bytesSent += sendCounts[q] * sizeOf(type);
@@ -425,7 +426,7 @@ absl::Status SharedMemoryComm::broadcast(void *data, int64_t count,
   if (!call.ok())
     return call.status();
   if (call->index != root) {
-    std::memcpy(data, call->meeting->in[root], count * sizeOf(type));
+    copyBytes(data, call->meeting->in[root], count * sizeOf(type));
     counters.bytesReceived += count * sizeOf(type);
   } else {
     counters.bytesSent += (int64_t(group.size()) - 1) * count * sizeOf(type);
@@ -469,7 +470,7 @@ absl::Status SharedMemoryComm::recv(void *data, int64_t count, CommType type,
     return absl::InvalidArgumentError(
         absl::StrCat("recv from rank ", peer, " tag ", tag, ": expected ",
                      bytes, " bytes, got ", msg.bytes.size()));
-  std::memcpy(data, msg.bytes.data(), bytes);
+  copyBytes(data, msg.bytes.data(), bytes);
   if (peer != myRank)
     counters.bytesReceived += bytes;
   ++counters.calls["recv"];

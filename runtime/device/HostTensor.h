@@ -11,10 +11,18 @@
 #include "dialect/Sharding.h"
 #include "runtime/comm/Communicator.h"
 
+#include <cstring>
 #include <span>
 #include <vector>
 
 namespace pc::runtime {
+
+/// memcpy that allows empty copies from or to null (an empty staging
+/// vector's data()), which memcpy itself does not.
+inline void copyBytes(void *dst, const void *src, size_t bytes) {
+  if (bytes > 0)
+    std::memcpy(dst, src, bytes);
+}
 
 struct HostTensor {
   std::vector<int64_t> shape;
@@ -22,8 +30,11 @@ struct HostTensor {
   std::vector<char> bytes;
 
   int64_t numel() const { return product(shape); }
-  char *data() { return bytes.data(); }
-  const char *data() const { return bytes.data(); }
+  /// Never null, even for an empty tensor: memcpy and BLAS take it.
+  char *data() { return bytes.empty() ? emptyData() : bytes.data(); }
+  const char *data() const {
+    return bytes.empty() ? emptyData() : bytes.data();
+  }
   size_t byteSize() const { return bytes.size(); }
   static HostTensor zeros(std::vector<int64_t> shape, CommType type);
   /// Element `i`, widened to double, and its assignment (rounded to the
@@ -32,9 +43,16 @@ struct HostTensor {
   void set(int64_t i, double v);
   /// This tensor in `to`, element by element.
   HostTensor convert(CommType to) const;
-  template <typename T> T *as() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> T *as() { return reinterpret_cast<T *>(data()); }
   template <typename T> const T *as() const {
-    return reinterpret_cast<const T *>(bytes.data());
+    return reinterpret_cast<const T *>(data());
+  }
+
+private:
+  /// What an empty tensor's data() points at; never read or written.
+  static char *emptyData() {
+    alignas(64) static char empty[64];
+    return empty;
   }
 };
 

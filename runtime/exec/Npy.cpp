@@ -213,7 +213,7 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path) {
   if (!npy.ok())
     return npy.status();
   HostTensor t = HostTensor::zeros((*npy)->shape(), (*npy)->type());
-  std::memcpy(t.data(), (*npy)->data(), t.byteSize());
+  copyBytes(t.data(), (*npy)->data(), t.byteSize());
   return t;
 }
 

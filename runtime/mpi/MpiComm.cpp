@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/device/HostTensor.h"
 #include "runtime/mpi/MpiWorld.h"
 
 #include "runtime/comm/Reduce.h"
@@ -50,7 +51,8 @@ void reduce16(void *in, void *inout, int *len, MPI_Datatype *) {
 /// MPI's names for pc's element types and reductions.
 struct MpiTypes {
   MPI_Datatype f16 = MPI_DATATYPE_NULL, bf16 = MPI_DATATYPE_NULL;
-  MPI_Op ops16[2][3] = {};
+  MPI_Op ops16[2][3] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                        {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   MpiTypes() {
     MPI_Type_contiguous(2, MPI_BYTE, &f16);
     MPI_Type_commit(&f16);
@@ -63,6 +65,23 @@ struct MpiTypes {
     MPI_Op_create(&reduce16<true, ReduceKind::Max>, 1, &ops16[1][1]);
     MPI_Op_create(&reduce16<true, ReduceKind::Min>, 1, &ops16[1][2]);
   }
+  // Each communicator (one per rank and run) makes its own; freed with it,
+  // or a long training run would leak them step by step.
+  ~MpiTypes() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized)
+      return;
+    for (MPI_Datatype *t : {&f16, &bf16})
+      if (*t != MPI_DATATYPE_NULL)
+        MPI_Type_free(t);
+    for (auto &row : ops16)
+      for (MPI_Op &op : row)
+        if (op != MPI_OP_NULL)
+          MPI_Op_free(&op);
+  }
+  MpiTypes(const MpiTypes &) = delete;
+  MpiTypes &operator=(const MpiTypes &) = delete;
   MPI_Datatype type(CommType t) const {
     switch (t) {
     case CommType::F32:
@@ -332,7 +351,7 @@ absl::Status MpiComm::checkSignature(Call &call, const std::string &payload) {
   } else {
     // Every member sends its description to every other.
     std::vector<MPI_Request> reqs;
-    std::memcpy(&all[call.index * kDescBytes], desc.data(), kDescBytes);
+    copyBytes(&all[call.index * kDescBytes], desc.data(), kDescBytes);
     for (int64_t j = 0; j < n; ++j) {
       if (j == call.index)
         continue;
@@ -607,7 +626,7 @@ absl::Status MpiComm::reduceScatter(const void *in, void *out,
                            static_cast<const char *>(in) + off.back() * e);
     s = ringReduceScatter(*call, work.data(), off, type, reduce);
     if (s.ok())
-      std::memcpy(out, work.data() + off[i] * e, counts[i] * e);
+      copyBytes(out, work.data() + off[i] * e, counts[i] * e);
   }
   countRing(off, i, type, true);
   auto &[bs, br] = counters.bytes["reduce_scatter"];
@@ -645,9 +664,8 @@ absl::Status MpiComm::allToAll(const void *in,
     std::vector<MPI_Request> reqs;
     for (int64_t j = 0; j < n; ++j) {
       if (j == i) {
-        std::memcpy(static_cast<char *>(out) + ro[j] * e,
-                    static_cast<const char *>(in) + so[j] * e,
-                    recvCounts[j] * e);
+        copyBytes(static_cast<char *>(out) + ro[j] * e,
+                  static_cast<const char *>(in) + so[j] * e, recvCounts[j] * e);
         continue;
       }
       isend(static_cast<const char *>(in) + so[j] * e, sendCounts[j] * e,

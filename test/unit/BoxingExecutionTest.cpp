@@ -29,7 +29,8 @@ using namespace pc::sbp_notation;
 
 std::vector<double> values(const HostTensor &t) {
   std::vector<double> v(t.numel());
-  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  if (!v.empty())
+    copyBytes(v.data(), t.data(), t.byteSize());
   return v;
 }
 
@@ -56,7 +57,7 @@ void check(const Shape &shape, const Shape &mesh, const NdSbp &src,
   std::vector<double> data(logical.numel());
   for (double &x : data)
     x = std::uniform_int_distribution<int>(-50, 50)(rng);
-  std::memcpy(logical.bytes.data(), data.data(), logical.bytes.size());
+  copyBytes(logical.data(), data.data(), logical.byteSize());
 
   MeshView view{mesh, {}};
   for (int64_t p = 0; p < n; ++p)

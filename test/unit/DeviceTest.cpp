@@ -1,6 +1,9 @@
 //===- DeviceTest.cpp - The device abstraction on CPU virtual devices -----===//
 
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/device/HostMemory.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <gtest/gtest.h>
 
@@ -59,6 +62,25 @@ TEST(CpuAllocator, CapacityIsAClearError) {
             "cpu:3: allocating 100 bytes would use 1100 bytes, more than its "
             "capacity of 1024");
   EXPECT_EQ(device.allocator().stats().inUse, 1000);
+}
+
+// Without a budget, a CPU device's capacity is the machine's available
+// memory: a tensor larger than that is an error naming the bytes, not an
+// allocation that overcommit grants and the OOM killer ends later.
+TEST(CpuAllocator, BeyondAvailableMemoryIsAClearError) {
+  CpuDevice device(2);
+  int64_t tooMuch = availableHostMemory() + (int64_t(1) << 30);
+  absl::StatusOr<Buffer> b =
+      device.allocator().allocate(static_cast<size_t>(tooMuch));
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(b.status().message().find(
+                absl::StrCat("cpu:2: a tensor needs ", tooMuch, " bytes")),
+            std::string::npos)
+      << b.status();
+  absl::StatusOr<Buffer> absurd = device.allocator().allocate(SIZE_MAX - 8);
+  ASSERT_FALSE(absurd.ok());
+  EXPECT_EQ(device.allocator().stats().inUse, 0);
 }
 
 TEST(CpuStream, RunsTasksInOrderAsynchronously) {
