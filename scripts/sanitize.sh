@@ -40,6 +40,7 @@ tsan)
 *) fail "unknown kind '$kind'" ;;
 esac
 
+build_start=$SECONDS
 if [ ! -f "$build_dir/build.ninja" ]; then
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
@@ -48,14 +49,17 @@ if [ ! -f "$build_dir/build.ninja" ]; then
     -DPC_ENABLE_CUDA=OFF "${flags[@]}" >/dev/null || fail "configure"
 fi
 cmake --build "$build_dir" ${targets[@]+--target "${targets[@]}"} || fail "build"
+echo "$kind: built in $((SECONDS - build_start)) s"
 
 # One BLAS thread: OpenBLAS's own threads synchronize in ways the
 # sanitizers cannot see, and pc's ranks are the parallelism under test.
 export OPENBLAS_NUM_THREADS=1
 
+start=$SECONDS
 case "$kind" in
 asan)
   "$lit" -q "$build_dir/test" "$build_dir/test/unit" || fail "lit"
+  echo "asan: lit and unit suites passed in $((SECONDS - start)) s"
   seconds=${PC_FUZZ_SECONDS:-30}
   for target in npy safetensors index ir; do
     work=$(mktemp -d)
@@ -77,6 +81,7 @@ asan)
   ;;
 tsan)
   "$lit" -q "$build_dir/test/unit" || fail "lit"
+  echo "tsan: actor, device, launcher and executor tests passed in $((SECONDS - start)) s"
   ;;
 esac
 echo "pc sanitize $kind: ok"
