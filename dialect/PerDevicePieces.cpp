@@ -8,8 +8,9 @@
 //  - pc.get_param and pc.set_param values are its pieces of the parameter;
 //  - a pc.send sends its piece of `from`, a pc.recv receives its piece of
 //    `to`;
-// and the rank is on each mesh those layouts use. This runs as a symbol use
-// of the function, after every op and mesh verified on its own.
+// and the rank is on each mesh those layouts use (and on some mesh at
+// all). pc.graph and pc.ranks come together. This runs as a symbol use of
+// the function, after every op and mesh verified on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,9 +121,24 @@ LogicalResult verifyPerDevicePieces(Operation *op,
                                "'pc.logical_type' of result #" + Twine(i),
                                symbols)))
         return failure();
-  for (int64_t rank : attrs::getRanks(f))
+  // One attribute without the other would be a program no rank runs, or
+  // ranks running no graph.
+  if (static_cast<bool>(attrs::getGraph(f)) != !attrs::getRanks(f).empty())
+    return f.emitOpError() << "is a per-device program only with both '"
+                           << attrs::kGraph << "' and '" << attrs::kRanks
+                           << "'";
+  auto module = f->getParentOfType<ModuleOp>();
+  for (int64_t rank : attrs::getRanks(f)) {
+    bool onAMesh = false;
+    for (MeshOp mesh : module.getOps<MeshOp>())
+      for (int64_t p = 0; p < mesh.getNumDevices() && !onAMesh; ++p)
+        onAMesh = mesh.getRank(p) == rank;
+    if (!onAMesh)
+      return f.emitOpError() << "runs on rank " << rank
+                             << ", which is on no pc.mesh of the module";
     if (failed(verifyForRank(f, rank, symbols)))
       return failure();
+  }
   return success();
 }
 

@@ -45,6 +45,7 @@ func.func @f.part0(%arg0: tensor<4xi32> {pc.index = 0 : i64, pc.logical_type = t
 
 // A rank that is not on the mesh of its arguments.
 pc.mesh @m <["x"=2]>
+pc.mesh @other <["x"=2]> ranks [2, 3]
 // expected-error @+1 {{'func.func' op runs on rank 2 (pc.ranks of @f.part0), which is not on mesh @m that the layout of argument #0 uses}}
 func.func @f.part0(%arg0: tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "f", pc.ranks = array<i64: 2>} {
   return
@@ -120,5 +121,31 @@ pc.mesh @b <["y"=2]> ranks [2, 3]
 func.func @f.part1() attributes {pc.graph = "f", pc.ranks = array<i64: 0>} {
   // expected-error @+1 {{'pc.recv' op runs on rank 0 (pc.ranks of @f.part1), which is not on mesh @b that the layout of the result uses}}
   %0 = pc.recv {from = tensor<10x6xf32, #pc.sbp<@a, [B]>>, to = tensor<10x6xf32, #pc.sbp<@b, [B]>>} : tensor<10x6xf32>
+  return
+}
+
+// -----
+
+// A rank that no mesh holds.
+pc.mesh @m <["x"=2]>
+// expected-error @+1 {{'func.func' op runs on rank 5, which is on no pc.mesh of the module}}
+func.func @f.part0() attributes {pc.graph = "f", pc.ranks = array<i64: 5>} {
+  return
+}
+
+// -----
+
+// A per-device program names its graph and its ranks together.
+pc.mesh @m <["x"=2]>
+// expected-error @+1 {{'func.func' op is a per-device program only with both 'pc.graph' and 'pc.ranks'}}
+func.func @f.part0() attributes {pc.ranks = array<i64: 0>} {
+  return
+}
+
+// -----
+
+pc.mesh @m <["x"=2]>
+// expected-error @+1 {{'func.func' op is a per-device program only with both 'pc.graph' and 'pc.ranks'}}
+func.func @f.part0() attributes {pc.graph = "f"} {
   return
 }
