@@ -166,6 +166,14 @@ MappedNpy::open(const std::string &path) {
         absl::StrCat(path, ": a header of ", headerLen, " bytes (at most ",
                      kMaxHeader, ")"));
   llvm::StringRef header = bytes.substr(start, headerLen);
+  // NumPy reads the last of repeated keys, this reader the first: a header
+  // that repeats one would mean different tensors to the two.
+  for (llvm::StringRef key : {"'descr'", "'fortran_order'", "'shape'"})
+    if (size_t first = header.find(key);
+        first != llvm::StringRef::npos &&
+        header.find(key, first + key.size()) != llvm::StringRef::npos)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": its header repeats the key ", key.str()));
   std::optional<llvm::StringRef> descr = quotedValue(header, "descr");
   if (!descr || descr->size() > 8)
     return absl::InvalidArgumentError(absl::StrCat(path, ": no descr"));

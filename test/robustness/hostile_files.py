@@ -24,6 +24,9 @@ npy("npy-digits", "{'descr': '<f4', 'fortran_order': False, 'shape': (1234567890
 npy("npy-descr", "{'descr': '" + "<" * 200000 + "', 'fortran_order': False, 'shape': (64, 256), }")
 npy("npy-dims", "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "1, " * 5000 + "), }")
 npy("npy-negative", "{'descr': '<f4', 'fortran_order': False, 'shape': (-64, 256), }", b"\0" * 65536)
+# NumPy reads the last 'shape' (64, 256); a reader taking the first would
+# see another tensor.
+npy("npy-repeated", "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (64, 256), }", b"\0" * 65536)
 
 
 def safetensors(case, header_text, data=b""):
