@@ -14,6 +14,8 @@
 #include "dialect/PcOps.h"
 #include "runtime/comm/BoxingSteps.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "llvm/ADT/Hashing.h"
 
 #include <cstring>
@@ -52,12 +54,7 @@ MeshView viewOf(BindContext &c, FlatSymbolRefAttr mesh) {
 }
 
 std::string str(llvm::ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
 /// What every member of a collective must agree on (OrderCheck.h): its
