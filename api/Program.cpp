@@ -192,10 +192,6 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
                                        const std::string &graphName,
                                        const CompileOptions &options) {
   std::call_once(passesRegistered, [] { pc::registerAllPasses(); });
-  if (options.stages != 1 || options.microbatches != 1)
-    return absl::UnimplementedError(absl::StrCat(
-        "compile: pipelines are not built yet (stages = ", options.stages,
-        ", microbatches = ", options.microbatches, "); use 1 and 1"));
   const OptimizerOptions &o = options.optimizer;
   if (options.train)
     if (absl::StatusOr<runtime::LrSchedule::Kind> kind =
@@ -220,6 +216,10 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     CompilePipelineOptions logical;
     logical.train = options.train && !hasStep;
     logical.distribute = false;
+    logical.pipeline.stages = options.stages;
+    logical.pipeline.virtualStages = options.virtualStages;
+    logical.pipeline.microBatches = options.microbatches;
+    logical.pipeline.schedule = options.schedule;
     logical.autodiff.graph = graphName;
     logical.optimizer.kind = o.kind;
     logical.optimizer.momentum = o.momentum;
@@ -228,9 +228,10 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     logical.optimizer.beta2 = o.beta2;
     logical.optimizer.eps = o.eps;
     logical.optimizer.clipNorm = o.clipNorm;
-    if (logical.train)
-      if (absl::Status s = runPipeline(m, logical); !s.ok())
-        return s;
+    // Also for a forward pass: pipeline stages and micro-batches are
+    // decided on the logical graph.
+    if (absl::Status s = runPipeline(m, logical); !s.ok())
+      return s;
     // The logical step, for inputs that fit it (ids within their tables).
     impl->logical = OwningOpRef<ModuleOp>(m.clone());
     CompilePipelineOptions distribute;

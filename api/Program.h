@@ -53,8 +53,15 @@ struct CompileOptions {
   /// Mesh shapes that replace the graph's (same axes, other sizes): the
   /// same model on more or fewer devices.
   std::map<std::string, std::vector<int64_t>> meshShapes;
-  /// Pipeline stages and micro-batches: 1 until pipelines exist.
-  int64_t stages = 1, microbatches = 1;
+  /// Pipeline parallelism (docs/pipeline.md): device stages (the graph's
+  /// meshes are copied once per stage onto the next ranks, unless its ops
+  /// carry pc.stage and it names pc.stage_meshes), model stages per device
+  /// stage (interleaved), micro-batches per step (gradients accumulate over
+  /// them; they need no stages), and the schedule: gpipe, 1f1b,
+  /// interleaved or zb-h1 ("" is 1f1b, or interleaved with virtual
+  /// stages).
+  int64_t stages = 1, virtualStages = 1, microbatches = 1;
+  std::string schedule;
   /// A training step (--pc-autodiff, --pc-optimizer) instead of a forward
   /// pass; the graph needs a loss.
   bool train = false;

@@ -4,7 +4,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(PC_INSTALLED_LIBS PCApi PCCpuExecutor PCActors PCCpuKernels PCCollectives
-  PCWorld PCDevice PCSharding PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
+  PCWorld PCDevice PCSharding PCPipeline PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
 install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS pc-opt pc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

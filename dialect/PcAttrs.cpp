@@ -2,6 +2,7 @@
 
 #include "dialect/PcAttrs.h"
 #include "dialect/PcDialect.h"
+#include "pipeline/Schedule.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -281,4 +282,35 @@ Reduction pc::toReduction(ReduceKind k) {
     return Reduction::avg;
   }
   return Reduction::sum;
+}
+
+LogicalResult ActionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 PipelineActionKind, int64_t stage,
+                                 int64_t microBatch) {
+  if (stage < 0 || microBatch < 0)
+    return emitError() << "#pc.action needs a stage and a micro-batch of at "
+                          "least 0, not "
+                       << stage << " and " << microBatch;
+  return success();
+}
+
+LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef schedule, int64_t stages,
+                                   int64_t microBatches,
+                                   int64_t virtualStages) {
+  std::optional<pipeline::ScheduleKind> kind =
+      pipeline::parseScheduleKind(schedule);
+  if (!kind)
+    return emitError() << "#pc.pipeline: unknown schedule '" << schedule
+                       << "'; expected gpipe, 1f1b, interleaved or zb-h1";
+  std::string bad =
+      pipeline::validate({*kind, stages, microBatches, virtualStages});
+  if (!bad.empty())
+    return emitError() << "#pc.pipeline: " << bad;
+  return success();
+}
+
+pipeline::ScheduleSpec PipelineAttr::getSpec() const {
+  return {*pipeline::parseScheduleKind(getSchedule()), getStages(),
+          getMicroBatches(), getVirtualStages()};
 }

@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TensorEncoding.h"
+#include "pipeline/Schedule.h"
 #include "llvm/ADT/Hashing.h"
 
 namespace pc {

@@ -97,4 +97,54 @@ def PC_InitAttr : PC_Attr<"Init", "init"> {
   }];
 }
 
+def PC_PipelineActionKind : I32EnumAttr<"PipelineActionKind",
+    "what a pipeline action computes", [
+    I32EnumAttrCase<"F", 0>,
+    I32EnumAttrCase<"B", 1>,
+    I32EnumAttrCase<"W", 2>]> {
+  let cppNamespace = "::pc";
+}
+
+def PC_ActionAttr : PC_Attr<"Action", "action"> {
+  let summary = "One action of a pipeline schedule";
+  let description = [{
+    `F` (forward), `B` (backward; input gradients only when the schedule
+    splits the backward pass) or `W` (weight gradients) of one model stage
+    for one micro-batch. An op of a pipelined graph carries the action it
+    belongs to as `pc.action`; a per-device program lists its actions in
+    the order it runs them as `pc.schedule`.
+
+    ```mlir
+    #pc.action<F, 1, 3>      // forward of model stage 1, micro-batch 3
+    ```
+  }];
+  let parameters = (ins "::pc::PipelineActionKind":$kind, "int64_t":$stage,
+                        "int64_t":$micro_batch);
+  let assemblyFormat = "`<` $kind `,` $stage `,` $micro_batch `>`";
+  let genVerifyDecl = 1;
+}
+
+def PC_PipelineAttr : PC_Attr<"Pipeline", "pipeline"> {
+  let summary = "How a graph is pipelined";
+  let description = [{
+    The schedule (`gpipe`, `1f1b`, `interleaved` or `zb-h1`), the device
+    stages `p`, the micro-batches `m` a step is split into, and the model
+    stages per device stage `v` (interleaved only). Model stage `c` runs on
+    device stage `c mod p`.
+
+    ```mlir
+    #pc.pipeline<schedule = "1f1b", stages = 4, micro_batches = 8, virtual_stages = 1>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the schedule">:$schedule,
+                        "int64_t":$stages, "int64_t":$micro_batches,
+                        "int64_t":$virtual_stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The schedule's parameters, for pipeline/Schedule.h.
+    ::pc::pipeline::ScheduleSpec getSpec() const;
+  }];
+}
+
 #endif // PC_ATTRS_TD

@@ -48,7 +48,22 @@ def Pc_Dialect : Dialect {
     "::mlir::TypeAttr":$logical_type,
     "::mlir::StringAttr":$name,
     "::mlir::UnitAttr":$loss,
-    "::mlir::FlatSymbolRefAttr":$grad
+    "::mlir::FlatSymbolRefAttr":$grad,
+    // Pipelines. On a logical op: its model stage; on a backward op (set by
+    // pc-autodiff): that it is one, and whether it computes an activation's
+    // gradient; on a logical graph: the mesh of each device stage and how it
+    // is pipelined; on any op of a pipelined graph: its action; on a
+    // per-device program: its actions in order.
+    "::mlir::IntegerAttr":$stage,
+    "::mlir::UnitAttr":$backward,
+    "::mlir::UnitAttr":$input_grad,
+    "::mlir::ArrayAttr":$stage_meshes,
+    "::mlir::Attribute":$pipeline,
+    "::mlir::Attribute":$action,
+    "::mlir::ArrayAttr":$schedule,
+    // On a graph that pc-micro-batch shrank to one micro-batch: per result,
+    // its batch dim, or how micro-batches combine it (-1 mean, -2 sum).
+    "::mlir::DenseI64ArrayAttr":$micro_batch
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

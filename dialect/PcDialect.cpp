@@ -19,6 +19,64 @@ void pc::PcDialect::initialize() {
   attachFuncSbpVerifier(*getContext());
 }
 
+/// The pipeline attributes (docs/pipeline.md). Sets `handled` when `attr`
+/// is one of them.
+static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
+                                        bool &handled) {
+  handled = true;
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  if (name == pc::attrs::kStage) {
+    auto stage = dyn_cast<IntegerAttr>(value);
+    if (!stage || stage.getInt() < 0)
+      return op->emitOpError("'pc.stage' is a model stage: an integer of at "
+                             "least 0");
+    return success();
+  }
+  if (name == pc::attrs::kBackward || name == pc::attrs::kInputGrad) {
+    if (!isa<UnitAttr>(value))
+      return op->emitOpError() << "'" << name << "' is a unit attribute";
+    return success();
+  }
+  if (name == pc::attrs::kAction) {
+    if (!isa<pc::ActionAttr>(value))
+      return op->emitOpError("'pc.action' must be a #pc.action");
+    return success();
+  }
+  bool onFunc = isa<func::FuncOp>(op);
+  if (name == pc::attrs::kPipeline) {
+    if (!onFunc || !isa<pc::PipelineAttr>(value))
+      return op->emitOpError("'pc.pipeline' must be a #pc.pipeline on a "
+                             "func.func");
+    return success();
+  }
+  if (name == pc::attrs::kStageMeshes) {
+    auto list = dyn_cast<ArrayAttr>(value);
+    if (!onFunc || !list || list.empty() ||
+        !llvm::all_of(list,
+                      [](Attribute a) { return isa<FlatSymbolRefAttr>(a); }))
+      return op->emitOpError("'pc.stage_meshes' must be a non-empty array of "
+                             "mesh symbols on a func.func");
+    return success();
+  }
+  if (name == pc::attrs::kSchedule) {
+    auto list = dyn_cast<ArrayAttr>(value);
+    if (!onFunc || !list ||
+        !llvm::all_of(list, [](Attribute a) { return isa<pc::ActionAttr>(a); }))
+      return op->emitOpError("'pc.schedule' must be an array of #pc.action "
+                             "on a func.func");
+    return success();
+  }
+  if (name == pc::attrs::kMicroBatch) {
+    if (!onFunc || !isa<DenseI64ArrayAttr>(value))
+      return op->emitOpError("'pc.micro_batch' must be an array<i64> on a "
+                             "func.func");
+    return success();
+  }
+  handled = false;
+  return success();
+}
+
 LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   if (attr.getName() == pc::attrs::kOperandSbps) {
@@ -82,6 +140,10 @@ LogicalResult pc::PcDialect::verifyOperationAttribute(Operation *op,
                                  << ", which is negative or listed twice";
     return success();
   }
+  bool handled = false;
+  LogicalResult pipelined = verifyPipelineAttr(op, attr, handled);
+  if (handled)
+    return pipelined;
   return op->emitOpError() << "has the unknown pc attribute '"
                            << attr.getName().getValue() << "'";
 }

@@ -99,3 +99,83 @@ NamedAttribute grad(Builder &b, FlatSymbolRefAttr param) {
 }
 
 } // namespace pc::attrs
+
+namespace pc::attrs {
+
+std::optional<int64_t> getStage(Operation *op) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(kStage))
+    return a.getInt();
+  return std::nullopt;
+}
+
+void setStage(Operation *op, int64_t stage) {
+  op->setAttr(kStage,
+              IntegerAttr::get(IntegerType::get(op->getContext(), 64), stage));
+}
+
+bool isBackward(Operation *op) { return op->hasAttr(kBackward); }
+void setBackward(Operation *op) {
+  op->setAttr(kBackward, UnitAttr::get(op->getContext()));
+}
+bool isInputGrad(Operation *op) { return op->hasAttr(kInputGrad); }
+void setInputGrad(Operation *op) {
+  op->setAttr(kInputGrad, UnitAttr::get(op->getContext()));
+}
+
+SmallVector<FlatSymbolRefAttr> getStageMeshes(Operation *f) {
+  SmallVector<FlatSymbolRefAttr> out;
+  if (auto a = f->getAttrOfType<ArrayAttr>(kStageMeshes))
+    for (Attribute m : a)
+      if (auto ref = dyn_cast<FlatSymbolRefAttr>(m))
+        out.push_back(ref);
+  return out;
+}
+
+void setStageMeshes(Operation *f, ArrayRef<FlatSymbolRefAttr> meshes) {
+  SmallVector<Attribute> refs(meshes.begin(), meshes.end());
+  f->setAttr(kStageMeshes, ArrayAttr::get(f->getContext(), refs));
+}
+
+PipelineAttr getPipeline(Operation *f) {
+  return f->getAttrOfType<PipelineAttr>(kPipeline);
+}
+void setPipeline(Operation *f, PipelineAttr pipeline) {
+  f->setAttr(kPipeline, pipeline);
+}
+
+ActionAttr getAction(Operation *op) {
+  return op->getAttrOfType<ActionAttr>(kAction);
+}
+void setAction(Operation *op, ActionAttr action) {
+  op->setAttr(kAction, action);
+}
+
+std::optional<SmallVector<ActionAttr>> getSchedule(Operation *f) {
+  auto a = f->getAttrOfType<ArrayAttr>(kSchedule);
+  if (!a)
+    return std::nullopt;
+  SmallVector<ActionAttr> out;
+  for (Attribute e : a)
+    if (auto action = dyn_cast<ActionAttr>(e))
+      out.push_back(action);
+  return out;
+}
+
+void setSchedule(Operation *f, ArrayRef<ActionAttr> actions) {
+  SmallVector<Attribute> list(actions.begin(), actions.end());
+  f->setAttr(kSchedule, ArrayAttr::get(f->getContext(), list));
+}
+
+std::optional<SmallVector<int64_t>> getMicroBatch(Operation *f) {
+  if (auto a = f->getAttrOfType<DenseI64ArrayAttr>(kMicroBatch))
+    return SmallVector<int64_t>(a.asArrayRef());
+  return std::nullopt;
+}
+
+void setMicroBatch(Operation *f, ArrayRef<int64_t> results) {
+  f->setAttr(kMicroBatch, DenseI64ArrayAttr::get(f->getContext(), results));
+}
+
+void clearMicroBatch(Operation *f) { f->removeAttr(kMicroBatch); }
+
+} // namespace pc::attrs

@@ -13,6 +13,7 @@
 #ifndef PC_DIALECT_PROGRAMATTRS_H
 #define PC_DIALECT_PROGRAMATTRS_H
 
+#include "dialect/PcAttrs.h"
 #include "dialect/PcDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -39,6 +40,22 @@ inline constexpr llvm::StringLiteral kLoss =
     PcDialect::LossAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kGrad =
     PcDialect::GradAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kStage =
+    PcDialect::StageAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kBackward =
+    PcDialect::BackwardAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kInputGrad =
+    PcDialect::InputGradAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kStageMeshes =
+    PcDialect::StageMeshesAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kPipeline =
+    PcDialect::PipelineAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kAction =
+    PcDialect::ActionAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kSchedule =
+    PcDialect::ScheduleAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kMicroBatch =
+    PcDialect::MicroBatchAttrHelper::getNameStr();
 
 //===--- Per-device programs ----------------------------------------------===//
 
@@ -54,6 +71,42 @@ void setRanks(mlir::Operation *op, llvm::ArrayRef<int64_t> ranks);
 
 mlir::ArrayAttr getOperandSbps(mlir::Operation *op);
 void setOperandSbps(mlir::Operation *op, mlir::ArrayAttr sbps);
+
+//===--- Pipelines --------------------------------------------------------===//
+
+/// The model stage of a logical op (user-written or from
+/// pc-pipeline-split); nothing when it has none.
+std::optional<int64_t> getStage(mlir::Operation *op);
+void setStage(mlir::Operation *op, int64_t stage);
+/// Whether pc-autodiff built `op` for the backward pass, and whether it
+/// computes (part of) an activation's gradient rather than only a
+/// parameter's.
+bool isBackward(mlir::Operation *op);
+void setBackward(mlir::Operation *op);
+bool isInputGrad(mlir::Operation *op);
+void setInputGrad(mlir::Operation *op);
+/// A logical graph's meshes, one per device stage (empty when not set).
+llvm::SmallVector<mlir::FlatSymbolRefAttr> getStageMeshes(mlir::Operation *f);
+void setStageMeshes(mlir::Operation *f,
+                    llvm::ArrayRef<mlir::FlatSymbolRefAttr> meshes);
+/// How a graph (or a per-device program's graph) is pipelined; null when
+/// it is not.
+PipelineAttr getPipeline(mlir::Operation *f);
+void setPipeline(mlir::Operation *f, PipelineAttr pipeline);
+/// The action an op belongs to; null when none.
+ActionAttr getAction(mlir::Operation *op);
+void setAction(mlir::Operation *op, ActionAttr action);
+/// A per-device program's actions, in the order it runs them; nothing when
+/// it has no schedule. Failure (with a diagnostic) when an entry is not a
+/// #pc.action.
+std::optional<llvm::SmallVector<ActionAttr>> getSchedule(mlir::Operation *f);
+void setSchedule(mlir::Operation *f, llvm::ArrayRef<ActionAttr> actions);
+/// On a graph shrunk to one micro-batch: per result, its batch dim, or
+/// kCombineMean / kCombineSum; nothing when the graph is not shrunk.
+inline constexpr int64_t kCombineMean = -1, kCombineSum = -2;
+std::optional<llvm::SmallVector<int64_t>> getMicroBatch(mlir::Operation *f);
+void setMicroBatch(mlir::Operation *f, llvm::ArrayRef<int64_t> results);
+void clearMicroBatch(mlir::Operation *f);
 
 //===--- Arguments and results --------------------------------------------===//
 

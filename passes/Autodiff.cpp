@@ -16,6 +16,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace pc {
 #define GEN_PASS_DEF_AUTODIFF
@@ -131,11 +132,34 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
           useful.insert(v);
 
     OpBuilder b(ret);
+    // Pipelined graphs (pc-pipeline-split) need to know which ops are the
+    // backward pass, and which of those lead to activations' gradients.
+    bool pipelined = static_cast<bool>(attrs::getPipeline(f));
     DenseMap<Value, Value> grads;
     auto accumulate = [&](Value v, Value g) {
       auto [it, inserted] = grads.try_emplace(v, g);
       if (!inserted)
         it->second = AddOp::create(b, g.getLoc(), it->second, g);
+      // An activation's gradient (not a parameter's): pipelines run the ops
+      // that lead to it as B, and the rest of the backward pass as W.
+      if (pipelined && !v.getDefiningOp<GetParamOp>())
+        if (Operation *def = it->second.getDefiningOp())
+          attrs::setInputGrad(def);
+    };
+    // Every op built since `mark` belongs to the backward pass of `forward`:
+    // it keeps the forward op's pipeline stage.
+    auto markBackward = [&](Operation *mark, Operation *forward) {
+      if (!pipelined)
+        return;
+      std::optional<int64_t> stage = attrs::getStage(forward);
+      for (Operation *o = mark ? mark->getNextNode() : &body.front(); o != ret;
+           o = o->getNextNode()) {
+        if (attrs::isBackward(o))
+          continue;
+        attrs::setBackward(o);
+        if (stage)
+          attrs::setStage(o, *stage);
+      }
     };
     if (!active.contains(lossValue)) {
       // No trainable parameter reaches the loss: nothing to add.
@@ -143,12 +167,15 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     }
     auto lossType = cast<RankedTensorType>(lossValue.getType());
     auto seedType = RankedTensorType::get({}, lossType.getElementType());
+    Operation *seedMark = ret->getPrevNode();
     accumulate(lossValue,
                ConstantOp::create(
                    b, lossValue.getLoc(), seedType,
                    DenseElementsAttr::get(
                        seedType, ArrayRef<Attribute>{FloatAttr::get(
                                      lossType.getElementType(), 1.0)})));
+    if (Operation *lossOp = lossValue.getDefiningOp())
+      markBackward(seedMark, lossOp);
 
     SmallVector<StringAttr> order;
     DenseMap<StringAttr, Value> paramGrads;
@@ -162,6 +189,8 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
       }
       if (!any)
         continue;
+      Operation *mark = ret->getPrevNode();
+      auto done = llvm::make_scope_exit([&] { markBackward(mark, &op); });
       if (auto get = dyn_cast<GetParamOp>(op)) {
         StringAttr name = get.getNameAttr().getAttr();
         auto [it, inserted] = paramGrads.try_emplace(name, resultGrads[0]);

@@ -55,11 +55,12 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
   /// The parameter's layout, fixing an undeclared one to replicated on the
   /// module's only mesh: a trained parameter is stored in one layout, which
   /// its reads, its update and the next step share.
-  FailureOr<RankedTensorType> storedType(ModuleOp module, ParamOp param) {
+  FailureOr<RankedTensorType> storedType(ModuleOp module, ParamOp param,
+                                         MeshOp near = {}) {
     if (getSbp(param.getType()))
       return param.getTensorType();
     MeshCache meshes(module);
-    MeshOp mesh = meshes.onlyMesh();
+    MeshOp mesh = near ? near : meshes.onlyMesh();
     if (!mesh)
       return param.emitOpError()
              << "is trained but has no layout, and the module has "
@@ -182,10 +183,16 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       std::string stepName = "optimizer.step";
       for (int k = 1; module.lookupSymbol(stepName); ++k)
         stepName = "optimizer.step." + std::to_string(k);
+      // With several meshes (pipeline stages), the counter lives with the
+      // last trained parameter; the other stages read it from there.
+      MeshOp near;
+      if (SbpAttr s = getSbp(trained.back().type))
+        near = module.lookupSymbol<MeshOp>(s.getMesh().getAttr());
       FailureOr<RankedTensorType> stepStored =
-          storedType(module, addState(module, last, stepName, stepType));
+          storedType(module, addState(module, last, stepName, stepType), near);
       if (failed(stepStored))
         return failure();
+      e.scalarLayout = getSbp(*stepStored);
       Value step =
           GetParamOp::create(b, e.loc, *stepStored,
                              FlatSymbolRefAttr::get(b.getStringAttr(stepName)));

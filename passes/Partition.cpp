@@ -214,6 +214,8 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
       FunctionType::get(ctx, {}, {}));
   attrs::setGraph(program, f.getSymName());
   attrs::setRanks(program, ranks);
+  if (PipelineAttr pipeline = attrs::getPipeline(f))
+    attrs::setPipeline(program, pipeline);
   Block *body = program.addEntryBlock();
   b.setInsertionPointToStart(body);
 
@@ -249,10 +251,16 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
       func::ReturnOp::create(b, ret.getLoc(), results);
       continue;
     }
+    Operation *last = body->empty() ? nullptr : &body->back();
     if (failed(emitLocalOp(&op, b, map, view, planner))) {
       program.erase();
       return {};
     }
+    // A pipeline action covers every op its logical op became.
+    if (ActionAttr action = attrs::getAction(&op))
+      for (Operation *o = last ? last->getNextNode() : &body->front(); o;
+           o = o->getNextNode())
+        attrs::setAction(o, action);
   }
   program.setType(FunctionType::get(ctx, body->getArgumentTypes(),
                                     body->getTerminator()->getOperandTypes()));

@@ -20,6 +20,9 @@ struct CompilePipelineOptions {
   bool train = false;
   AutodiffOptions autodiff;
   OptimizerOptions optimizer;
+  /// Pipeline stages, micro-batches and the schedule (--pc-pipeline-split);
+  /// a graph with none of them, and no pc.stage, is not pipelined.
+  PipelineSplitOptions pipeline;
   /// Then partition into per-device programs (the --pc-distribute chain).
   bool distribute = true;
 };

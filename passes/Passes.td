@@ -13,6 +13,110 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PipelineSplit : Pass<"pc-pipeline-split", "::mlir::ModuleOp"> {
+  let summary = "Cuts a logical graph into pipeline stages, each on its mesh";
+  let description = [{
+    Runs first, on the forward graph. Every op gets its model stage
+    (`pc.stage`): the user's, where written (ops without one take the latest
+    stage of their operands, parameter reads that of their first user), or,
+    with `stages=N` and none written, from a cut into `N x virtual-stages`
+    parts of equal weight, an op weighing its share of the graph's flops
+    plus its share of the parameter and activation bytes. A stage may use
+    values of its own and earlier stages only.
+
+    Model stage `c` runs on device stage `c mod N`, whose mesh is listed in
+    the graph's `pc.stage_meshes`, or else is a copy of the module's only
+    mesh on the next ranks (`@m_stage0` on ranks 0..n-1, `@m_stage1` on
+    n..2n-1, ...): layouts written on that mesh move to the stage's copy,
+    so stage 0's `[S(0), B]` and stage 1's `[B, S(1)]` keep their SBP. The
+    graph gets `pc.pipeline` (schedule, stages, micro-batches, virtual
+    stages), which `pc-micro-batch` and `pc-pipeline-schedule` read.
+
+    ```mlir
+    // input (stages=2)
+    func.func @f(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+      %0 = pc.matmul %x, %w1 ...
+      %1 = pc.matmul %0, %w2 ...
+    // output
+    pc.mesh @m_stage0 <["dp"=2]> on cpu ranks [0, 1]
+    pc.mesh @m_stage1 <["dp"=2]> on cpu ranks [2, 3]
+    func.func @f(...) attributes {pc.pipeline = #pc.pipeline<...>,
+                                  pc.stage_meshes = [@m_stage0, @m_stage1]} {
+      %0 = pc.matmul %x, %w1 {pc.stage = 0 : i64} ...
+      %1 = pc.matmul %0, %w2 {pc.stage = 1 : i64} ...
+    ```
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "0",
+           "Device stages (0: as many as the pc.stage attributes say)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "1",
+           "Model stages per device stage (interleaved schedule)">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches per step">,
+    Option<"schedule", "schedule", "std::string", "",
+           "gpipe, 1f1b, interleaved or zb-h1 (default: 1f1b, or interleaved "
+           "with virtual stages)">,
+    Option<"report", "report", "bool", "false",
+           "Print each stage's ops, flops and parameter bytes">,
+  ];
+  let statistics = [
+    Statistic<"numGraphs", "graphs", "Graphs cut into stages">,
+  ];
+}
+
+def MicroBatch : Pass<"pc-micro-batch", "::mlir::ModuleOp"> {
+  let summary = "Runs a graph as micro-batches, accumulating gradients";
+  let description = [{
+    For a graph with `pc.pipeline` (from `pc-pipeline-split`) of `m > 1`
+    micro-batches, or with a pipeline of several stages. With
+    `phase=shrink`, before `pc-autodiff`: the forward graph is rewritten to
+    compute one micro-batch (every input of rank >= 1 is a batch along dim
+    0, which the pass follows through the graph; dims that carry it shrink
+    by `m`). With `phase=unroll`, after it: the graph takes the whole batch
+    again, and runs the micro-batch's forward and backward once per
+    micro-batch `k` on rows `k, k + m, k + 2m, ...` of every input (a
+    data-parallel split along dim 0 then needs no communication).
+
+    Each op of micro-batch `k` gets its action `pc.action = #pc.action<F|B|W,
+    stage, k>`: forward ops F; backward ops B, or, under `zb-h1`, B when
+    they lead to an activation's gradient and W when they only lead to
+    parameters' gradients. Gradients accumulate as a sum in micro-batch
+    order, then scale by `1/m` when the loss averages over the batch (by 1
+    when it sums), so the step's gradient is the whole batch's; the loss is
+    combined the same way, other batched results are put back in batch
+    order, and other results are averaged.
+  }];
+  let options = [
+    Option<"phase", "phase", "std::string", "\"unroll\"",
+           "shrink (before pc-autodiff) or unroll (after it)">,
+  ];
+  let statistics = [
+    Statistic<"numUnrolled", "unrolled", "Graphs run as micro-batches">,
+  ];
+}
+
+def PipelineSchedule : Pass<"pc-pipeline-schedule", "::mlir::ModuleOp"> {
+  let summary = "Gives each per-device program its schedule, and checks them";
+  let description = [{
+    Runs after `pc-partition`. Every op of a pipelined program gets an
+    action (a boxing step takes that of its first consumer in the schedule,
+    a send that of the value it sends), each program gets its device
+    stage's list of actions in order (`pc.schedule`, unless written), and
+    the lists of all programs of a graph are checked together: every action
+    once, F before B before W, programs of one device stage in one order,
+    and no cycle of waits across stages (a violation names both ranks and
+    the actions). With `report`, prints the predicted bubble and in-flight
+    micro-batches.
+  }];
+  let options = [
+    Option<"report", "report", "bool", "false",
+           "Print each graph's schedule, bubble and in-flight activations">,
+  ];
+  let statistics = [
+    Statistic<"numScheduled", "scheduled", "Programs given a schedule">,
+  ];
+}
+
 def Autodiff : Pass<"pc-autodiff", "::mlir::ModuleOp"> {
   let summary = "Builds the backward pass of a logical graph with a loss";
   let description = [{

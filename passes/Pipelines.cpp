@@ -7,10 +7,14 @@
 
 void pc::buildCompilePipeline(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
-  if (options.train) {
+  // Pipelines and micro-batches: no-ops for a graph without them.
+  pm.addPass(createPipelineSplit(options.pipeline));
+  pm.addPass(createMicroBatch({/*phase=*/"shrink"}));
+  if (options.train)
     pm.addPass(createAutodiff(options.autodiff));
+  pm.addPass(createMicroBatch({/*phase=*/"unroll"}));
+  if (options.train)
     pm.addPass(createOptimizer(options.optimizer));
-  }
   if (!options.distribute)
     return;
   pm.addPass(createSbpPropagate());
@@ -19,6 +23,7 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
   pm.addPass(createLowerBoxing());
   pm.addPass(createOptimizeBoxing());
   pm.addPass(createPartition());
+  pm.addPass(createPipelineSchedule());
 }
 
 void pc::registerDistributePipeline() {
@@ -26,6 +31,8 @@ void pc::registerDistributePipeline() {
       "pc-distribute",
       "From a logical graph to per-device programs: pc-sbp-propagate, "
       "pc-insert-boxing, pc-optimize-boxing, pc-lower-boxing, "
-      "pc-optimize-boxing, pc-partition",
+      "pc-optimize-boxing, pc-partition (and for pipelined graphs "
+      "pc-pipeline-split and pc-micro-batch first, pc-pipeline-schedule "
+      "last)",
       [](mlir::OpPassManager &pm) { buildCompilePipeline(pm, {}); });
 }

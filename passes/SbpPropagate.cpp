@@ -106,6 +106,13 @@ private:
 };
 
 FlatSymbolRefAttr Propagator::meshOf(Operation *op) {
+  // A pipeline stage's op runs on its stage's mesh (pc-pipeline-split).
+  if (std::optional<int64_t> stage = attrs::getStage(op)) {
+    auto f = op->getParentOfType<func::FuncOp>();
+    SmallVector<FlatSymbolRefAttr> meshes = attrs::getStageMeshes(f);
+    if (!meshes.empty())
+      return meshes[*stage % meshes.size()];
+  }
   for (Value v : op->getOperands())
     if (SbpAttr s = layout.lookup(v))
       return s.getMesh();

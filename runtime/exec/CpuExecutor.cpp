@@ -107,7 +107,11 @@ private:
   };
 
   uint32_t addActor(std::string name, StreamKind stream,
-                    std::vector<Source> inputs, unsigned numResults, Fire fire);
+                    std::vector<Source> inputs, unsigned numResults, Fire fire,
+                    bool scheduled = false);
+  /// A pipelined program's order: iteration by iteration, its schedule's
+  /// actions in turn, each action's ops in program order.
+  absl::Status orderBySchedule(func::FuncOp f);
 
   const KernelRegistry &kernels;
   BindContext &context;
@@ -121,13 +125,15 @@ private:
   std::vector<uint32_t> commActors;
   std::vector<CommEvent> commExchanges;
   std::vector<actor::OrderedFiring> order;
+  /// Per actor of a pipelined program, its action (null: none).
+  std::vector<Attribute> actionOf;
   DenseMap<Value, Source> sources;
   std::vector<std::shared_ptr<const Tensor>> results;
 };
 
 uint32_t RankProgram::addActor(std::string name, StreamKind stream,
                                std::vector<Source> inputs, unsigned numResults,
-                               Fire fire) {
+                               Fire fire, bool scheduled) {
   uint32_t id = static_cast<uint32_t>(actors.size());
   Actor a;
   a.numResults = numResults;
@@ -136,7 +142,9 @@ uint32_t RankProgram::addActor(std::string name, StreamKind stream,
   actor::ActorSpec spec;
   spec.name = std::move(name);
   spec.stream = a.stream;
-  spec.ordered = stream == StreamKind::Comm;
+  // Communication keeps its order across ranks; a pipeline schedule orders
+  // its actions' compute too.
+  spec.ordered = stream == StreamKind::Comm || scheduled;
   spec.registers = options.registers;
   for (auto [producer, result] : inputs)
     spec.inputs.push_back(producer);
@@ -205,6 +213,8 @@ RankProgram::build(func::FuncOp f,
       llvm::raw_string_ostream os(site);
       os << "'" << op.getName().getStringRef() << "' at " << op.getLoc();
     }
+    ActionAttr action = attrs::getAction(&op);
+    bool scheduled = action && attrs::getSchedule(f).has_value();
     CommEvent exchange = std::move(bound->exchange);
     exchange.what = site;
     exchange.program = f.getSymName().str();
@@ -220,14 +230,45 @@ RankProgram::build(func::FuncOp f,
           if (absl::Status s = kernel(io); !s.ok())
             return named(s, rank, op);
           return absl::OkStatus();
-        });
+        },
+        scheduled);
     for (unsigned r = 0; r < op.getNumResults(); ++r)
       sources[op.getResult(r)] = {id, r};
-    if (graph.actors()[id].ordered) {
+    actionOf.resize(id + 1);
+    actionOf[id] = scheduled ? Attribute(action) : Attribute();
+    if (bound->stream == StreamKind::Comm) {
       commActors.push_back(id);
       commExchanges.push_back(std::move(exchange));
     }
   }
+  if (attrs::getSchedule(f))
+    return orderBySchedule(f);
+  return absl::OkStatus();
+}
+
+absl::Status RankProgram::orderBySchedule(func::FuncOp f) {
+  SmallVector<ActionAttr> schedule = *attrs::getSchedule(f);
+  DenseMap<Attribute, std::vector<uint32_t>> actorsOf;
+  actionOf.resize(graph.actors().size());
+  for (uint32_t id = 0; id < graph.actors().size(); ++id) {
+    if (!graph.actors()[id].ordered)
+      continue;
+    if (!actionOf[id])
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank ", context.rank, ": '", graph.actors()[id].name,
+          "' communicates but belongs to no action of the pipeline schedule"));
+    actorsOf[actionOf[id]].push_back(id);
+  }
+  order.clear();
+  for (int64_t it = 0; it < options.iterations; ++it)
+    for (ActionAttr a : schedule)
+      for (uint32_t id : actorsOf.lookup(a))
+        order.push_back({it, id});
+  if (absl::Status s = actor::verifyOrder(graph, options.iterations, order);
+      !s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("rank ", context.rank,
+                                     ": the pipeline schedule: ", s.message()));
   return absl::OkStatus();
 }
 
@@ -256,7 +297,10 @@ std::vector<CommEvent> RankProgram::exchanges() const {
     indexOf[commActors[i]] = i;
   std::vector<CommEvent> out;
   for (const actor::OrderedFiring &f : firing) {
-    CommEvent e = commExchanges[indexOf.at(f.actor)];
+    auto comm = indexOf.find(f.actor);
+    if (comm == indexOf.end())
+      continue; // a scheduled compute op
+    CommEvent e = commExchanges[comm->second];
     e.iteration = f.iteration;
     out.push_back(std::move(e));
   }
@@ -849,8 +893,15 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     j->bound = std::make_unique<RankProgram>(kernels, *j->context, options);
     if (absl::Status s = j->bound->build(j->program, std::move(args)); !s.ok())
       return s;
-    if (auto given = options.order.find(j->rank); given != options.order.end())
+    if (auto given = options.order.find(j->rank);
+        given != options.order.end()) {
+      if (attrs::getSchedule(j->program))
+        return absl::InvalidArgumentError(
+            absl::StrCat("rank ", j->rank,
+                         ": its program follows a pipeline schedule "
+                         "(pc.schedule); an explicit order would replace it"));
       return j->bound->setOrder(given->second);
+    }
     return absl::OkStatus();
   });
   // Every process takes part: all bound or all fail; then process 0 checks

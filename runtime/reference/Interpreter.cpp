@@ -54,7 +54,16 @@ randomInputs(ModuleOp module, llvm::StringRef graph, uint64_t seed) {
         x = std::uniform_real_distribution<double>(-1, 1)(rng);
     } else {
       int64_t bound = int64_t(1) << 20;
-      for (Operation *user : arg.getUsers()) {
+      // Through ops that only move the ids (micro-batches are slices).
+      SmallVector<Operation *> users;
+      SmallVector<Value> work{arg};
+      while (!work.empty())
+        for (Operation *user : work.pop_back_val().getUsers()) {
+          if (isa<ReshapeOp, SliceOp, TransposeOp, ToSbpOp, ConcatOp>(user))
+            work.push_back(user->getResult(0));
+          users.push_back(user);
+        }
+      for (Operation *user : users) {
         if (auto e = dyn_cast<EmbeddingOp>(user))
           bound = std::min(bound, e.getTable().getType().getShape()[0]);
         if (auto c = dyn_cast<CrossEntropyOp>(user))

@@ -128,6 +128,30 @@ int main(int argc, char **argv) {
       "threads-per-device",
       cl::desc("BLAS threads per device (default: cores / devices)"),
       cl::init(0), cl::cat(runCat));
+  // Pipelines.
+  cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
+  cl::opt<int> stages(
+      "stages",
+      cl::desc("Pipeline stages: the model is cut into N stages, each on a "
+               "copy of its mesh on the next ranks"),
+      cl::init(1), cl::cat(pipeCat));
+  cl::opt<int> virtualStages(
+      "virtual-stages",
+      cl::desc("Model stages per device stage (interleaved schedule)"),
+      cl::init(1), cl::cat(pipeCat));
+  cl::opt<int> microBatches(
+      "micro-batches",
+      cl::desc("Micro-batches per step; gradients accumulate over them"),
+      cl::init(1), cl::cat(pipeCat));
+  cl::opt<std::string> pipelineSchedule(
+      "pipeline-schedule",
+      cl::desc("gpipe, 1f1b, interleaved or zb-h1 (default 1f1b, or "
+               "interleaved with --virtual-stages)"),
+      cl::cat(pipeCat));
+  cl::opt<std::string> scheduleSvg(
+      "schedule-svg",
+      cl::desc("Write the predicted pipeline schedule as an SVG timeline"),
+      cl::cat(pipeCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
   cl::opt<bool> train("train",
@@ -215,8 +239,15 @@ int main(int argc, char **argv) {
       llvm::MemoryBuffer::getFile(model);
   if (!file)
     return fail(model + ": " + file.getError().message());
+  if (stages < 1 || virtualStages < 1 || microBatches < 1)
+    return fail("--stages, --virtual-stages and --micro-batches must be at "
+                "least 1");
   pc::api::CompileOptions compileOptions;
   compileOptions.train = train;
+  compileOptions.stages = stages;
+  compileOptions.virtualStages = virtualStages;
+  compileOptions.microbatches = microBatches;
+  compileOptions.schedule = pipelineSchedule;
   compileOptions.optimizer = {optimizer, lr,          momentum,   weightDecay,
                               beta1,     beta2,       eps,        clipNorm,
                               schedule,  warmupSteps, totalSteps, minLr};
