@@ -265,6 +265,26 @@ Graph::Scope::Scope(Scope &&other) noexcept
   other.graph = nullptr;
 }
 
+Graph::StageScope Graph::stage(int64_t stage) {
+  std::optional<int64_t> previous = stageScope;
+  if (stage < 0)
+    fail("stage", absl::StrCat("pipeline stage ", stage,
+                               " is negative; stages count from 0"));
+  else
+    stageScope = stage;
+  return StageScope(this, previous);
+}
+
+Graph::StageScope::~StageScope() {
+  if (graph)
+    graph->stageScope = previous;
+}
+
+Graph::StageScope::StageScope(StageScope &&other) noexcept
+    : graph(other.graph), previous(other.previous) {
+  other.graph = nullptr;
+}
+
 ModuleOp Graph::module() {
   // The return, rebuilt for the outputs so far.
   Block &body = state->func.getBody().front();

@@ -195,6 +195,27 @@ public:
   };
   [[nodiscard]] Scope on(const Mesh &mesh);
 
+  /// While it lives, every op built belongs to pipeline stage `stage`
+  /// (pc.stage): the explicit form of the compiler's balanced cut. Stages
+  /// count from 0, and a stage may use values of its own and earlier
+  /// stages; compile with CompileOptions::microbatches (and ::schedule).
+  /// Model stage c runs on device stage c / virtualStages... see
+  /// docs/pipeline.md.
+  class StageScope {
+  public:
+    ~StageScope();
+    StageScope(StageScope &&other) noexcept;
+    StageScope(const StageScope &) = delete;
+
+  private:
+    friend class Graph;
+    StageScope(Graph *g, std::optional<int64_t> previous)
+        : graph(g), previous(previous) {}
+    Graph *graph;
+    std::optional<int64_t> previous;
+  };
+  [[nodiscard]] StageScope stage(int64_t stage);
+
   /// OK, or the first misuse, naming the call.
   const absl::Status &status() const { return error; }
   /// The module: meshes, parameters and the graph function.
@@ -220,6 +241,7 @@ private:
   std::shared_ptr<mlir::MLIRContext> ctx;
   std::unique_ptr<State> state;
   std::optional<Mesh> scope;
+  std::optional<int64_t> stageScope;
   absl::Status error;
 };
 

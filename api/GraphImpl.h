@@ -12,6 +12,7 @@
 #include "api/Graph.h"
 
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
 
 #include "absl/strings/str_cat.h"
@@ -112,6 +113,8 @@ Value Graph::make(const std::string &call,
     op->erase();
     return fail(call, diags.text);
   }
+  if (stageScope)
+    attrs::setStage(op, *stageScope);
   return wrap(result.getAsOpaquePointer());
 }
 

@@ -13,11 +13,13 @@
 #include "runtime/reference/Interpreter.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <mutex>
@@ -45,6 +47,46 @@ std::string Program::str() const {
     impl->module->print(os);
   return text;
 }
+
+namespace {
+/// A pipelined program's schedule, gathered from its per-device programs,
+/// and its prediction; nothing when it is not pipelined.
+struct PipelinePlan {
+  pipeline::Schedule schedule;
+  pipeline::Prediction prediction;
+};
+
+std::optional<PipelinePlan> pipelinePlan(ModuleOp m) {
+  std::map<int64_t, SmallVector<ActionAttr>> byDevice;
+  PipelineAttr spec;
+  for (auto f : m.getOps<func::FuncOp>()) {
+    std::optional<SmallVector<ActionAttr>> order = attrs::getSchedule(f);
+    PipelineAttr p = attrs::getPipeline(f);
+    if (!order || !p || order->empty())
+      continue;
+    spec = p;
+    byDevice[order->front().getStage() % p.getStages()] = *order;
+  }
+  if (!spec)
+    return std::nullopt;
+  PipelinePlan plan;
+  plan.schedule.spec = spec.getSpec();
+  for (int64_t d = 0; d < spec.getStages(); ++d) {
+    plan.schedule.perDevice.emplace_back();
+    for (ActionAttr a : byDevice[d])
+      plan.schedule.perDevice.back().push_back(
+          {static_cast<pipeline::ActionKind>(a.getKind()), a.getStage(),
+           a.getMicroBatch()});
+  }
+  if (!pipeline::checkSchedule(plan.schedule,
+                               pipeline::chainDependencies(plan.schedule.spec),
+                               {}, plan.prediction)
+           .empty())
+    return std::nullopt;
+  return plan;
+}
+
+} // namespace
 
 std::string Program::plan() const {
   if (!impl)
@@ -88,8 +130,46 @@ std::string Program::plan() const {
     for (auto &[kind, n] : kinds)
       os << ", " << n << " " << kind;
     os << "\n";
+    if (std::optional<SmallVector<ActionAttr>> order = attrs::getSchedule(f)) {
+      os << "  schedule:";
+      for (ActionAttr a : *order)
+        os << " "
+           << pipeline::kindLetter(
+                  static_cast<pipeline::ActionKind>(a.getKind()))
+           << a.getStage() << "." << a.getMicroBatch();
+      os << "\n";
+    }
+  }
+  std::optional<PipelinePlan> pipe = pipelinePlan(m);
+  if (pipe) {
+    const pipeline::ScheduleSpec &spec = pipe->schedule.spec;
+    os << "pipeline: " << pipeline::scheduleName(spec.kind) << ", "
+       << spec.devices << " stages";
+    if (spec.virtualStages > 1)
+      os << " x " << spec.virtualStages << " virtual";
+    os << ", " << spec.microBatches << " micro-batches; predicted bubble "
+       << llvm::format("%.1f%%", 100 * pipe->prediction.bubble)
+       << ", micro-batches in flight per stage ["
+       << absl::StrJoin(pipe->prediction.peakInFlight, ", ") << "]\n";
   }
   return out;
+}
+
+std::string Program::scheduleSvg() const {
+  if (!impl)
+    return "";
+  std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module);
+  if (!pipe)
+    return "";
+  const pipeline::ScheduleSpec &spec = pipe->schedule.spec;
+  std::string title = absl::StrCat(
+      "@", graphName, ": ", std::string(pipeline::scheduleName(spec.kind)),
+      ", p = ", spec.devices, ", m = ", spec.microBatches,
+      spec.virtualStages > 1 ? absl::StrCat(", v = ", spec.virtualStages) : "",
+      " (predicted, bubble ",
+      absl::StrFormat("%.1f%%", 100 * pipe->prediction.bubble), ")");
+  return pipeline::renderSvg(pipe->prediction.timeline, title,
+                             spec.virtualStages);
 }
 
 namespace {
@@ -210,6 +290,16 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
         "meshes; new mesh shapes need the logical graph");
   if (absl::Status s = setMeshShapes(m, options); !s.ok())
     return s;
+  if (partitioned) {
+    // Hand-written or edited per-device programs: their pipeline schedules
+    // are checked together before anything runs.
+    Diagnostics diags(m.getContext());
+    PassManager pm = PassManager::on<ModuleOp>(m.getContext());
+    pm.addPass(createPipelineSchedule());
+    if (failed(pm.run(m)))
+      return absl::InvalidArgumentError(
+          absl::StrCat("compiling: ", diags.take("failed")));
+  }
   if (!partitioned) {
     bool hasStep = false;
     m.walk([&](SetParamOp) { hasStep = true; });

@@ -89,6 +89,9 @@ public:
   /// A summary: meshes, per-device programs and their ranks, collectives
   /// by kind.
   std::string plan() const;
+  /// The predicted pipeline schedule as an SVG timeline (one row per
+  /// stage); empty when the program is not pipelined.
+  std::string scheduleSvg() const;
   /// Whether the programs are a training step: an `lr` input and a
   /// {pc.loss} result.
   bool isTrainingStep() const { return lrIndex && lossIndex; }

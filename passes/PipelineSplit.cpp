@@ -83,7 +83,7 @@ struct PipelineSplitPass
         return f.emitOpError()
                << "has " << userStages << " pipeline stages (pc.stage), "
                << "which do not divide into " << v << " virtual stages";
-      if (stages > 0 && stages * v != userStages)
+      if (stages > 1 && stages * v != userStages)
         return f.emitOpError()
                << "has " << userStages << " pipeline stages (pc.stage), but "
                << "stages=" << stages << " x virtual-stages=" << v

@@ -152,6 +152,11 @@ int main(int argc, char **argv) {
       "schedule-svg",
       cl::desc("Write the predicted pipeline schedule as an SVG timeline"),
       cl::cat(pipeCat));
+  cl::opt<bool> printPlan(
+      "plan",
+      cl::desc("Print the plan: meshes, each program's ranks, collectives "
+               "and pipeline schedule, the predicted bubble"),
+      cl::cat(runCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
   cl::opt<bool> train("train",
@@ -256,6 +261,16 @@ int main(int argc, char **argv) {
   if (!program.ok())
     return fail(std::string(program.status().message()));
   const std::string &graph = program->graph();
+  if (!scheduleSvg.empty()) {
+    std::string svg = program->scheduleSvg();
+    if (svg.empty())
+      return fail("--schedule-svg: @" + graph + " is not pipelined");
+    std::error_code ec;
+    llvm::raw_fd_ostream out(scheduleSvg, ec);
+    if (ec)
+      return fail(scheduleSvg + ": " + ec.message());
+    out << svg;
+  }
   if (train && !program->isTrainingStep())
     return fail("@" + graph +
                 " is not a training step: it needs an `lr` input and a "
@@ -287,6 +302,8 @@ int main(int argc, char **argv) {
   };
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
+  if (printPlan && speaker)
+    llvm::outs() << program->plan();
 
   // Inputs: DIR/<name>.npy (argN for an unnamed one), mapped so that each
   // process reads only its ranks' pieces; else drawn from --seed.
