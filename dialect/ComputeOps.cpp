@@ -283,6 +283,7 @@ ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
 void ConstantOp::print(OpAsmPrinter &p) {
   p << ' ';
   p.printAttributeWithoutType(getValue());
-  p.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
+  // After the type: the parser reads `dense<...> : type` as one literal.
   p << " : " << getType();
+  p.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
 }

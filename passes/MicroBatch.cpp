@@ -217,7 +217,7 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
     } else if (auto sl = dyn_cast<SliceOp>(op)) {
       int64_t d = info.of(sl.getInput());
       auto shape = sl.getInput().getType().getShape();
-      if (sl.getStart()[d] != 0 || sl.getLimit()[d] != shape[d])
+      if (sl.getStart()[d] != 0 || sl.getLimit()[d] != shape[d] * m)
         return fail("it slices the batch dim");
       SmallVector<int64_t> limit(sl.getLimit());
       limit[d] /= m;

@@ -258,8 +258,10 @@ func::FuncOp Partitioner::emitProgram(func::FuncOp f, ArrayRef<int64_t> ranks,
     }
     // A pipeline action covers every op its logical op became.
     if (ActionAttr action = attrs::getAction(&op))
-      for (Operation *o = last ? last->getNextNode() : &body->front(); o;
-           o = o->getNextNode())
+      for (Operation *o = last            ? last->getNextNode()
+                          : body->empty() ? nullptr
+                                          : &body->front();
+           o; o = o->getNextNode())
         attrs::setAction(o, action);
   }
   program.setType(FunctionType::get(ctx, body->getArgumentTypes(),

@@ -210,3 +210,15 @@ func.func @encoded(%x: tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>,
   %y = pc.matmul %x, %w : (tensor<8x64xf32, #pc.sbp<@m, [S(0), B]>>, tensor<64x64xf32, #pc.sbp<@m, [B, S(1)]>>) -> tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
   return %y : tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
 }
+
+// Pipelines: a per-device program's schedule and its ops' actions.
+// CHECK-LABEL: func.func @piped
+// CHECK-SAME: pc.pipeline = #pc.pipeline<schedule = "zb-h1", stages = 2, micro_batches = 2, virtual_stages = 1>
+// CHECK-SAME: pc.schedule = [#pc.action<F, 1, 0>, #pc.action<B, 1, 0>, #pc.action<W, 1, 0>]
+// CHECK: pc.tanh %{{.*}} {pc.action = #pc.action<F, 1, 0>, pc.stage = 1 : i64}
+// CHECK: pc.constant dense<1.000000e+00> : tensor<f32> {pc.action = #pc.action<B, 1, 0>}
+func.func @piped(%x: tensor<4xf32>) -> tensor<4xf32> attributes {pc.pipeline = #pc.pipeline<schedule = "zb-h1", stages = 2, micro_batches = 2, virtual_stages = 1>, pc.schedule = [#pc.action<F, 1, 0>, #pc.action<B, 1, 0>, #pc.action<W, 1, 0>]} {
+  %a = pc.tanh %x {pc.stage = 1 : i64, pc.action = #pc.action<F, 1, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  %c = pc.constant dense<1.0> : tensor<f32> {pc.action = #pc.action<B, 1, 0>}
+  return %a : tensor<4xf32>
+}
