@@ -155,6 +155,15 @@ std::string Program::plan() const {
   return out;
 }
 
+std::optional<double> Program::predictedBubble() const {
+  if (!impl)
+    return std::nullopt;
+  std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module);
+  if (!pipe)
+    return std::nullopt;
+  return pipe->prediction.bubble;
+}
+
 std::string Program::scheduleSvg() const {
   if (!impl)
     return "";

@@ -92,6 +92,9 @@ public:
   /// The predicted pipeline schedule as an SVG timeline (one row per
   /// stage); empty when the program is not pipelined.
   std::string scheduleSvg() const;
+  /// The predicted bubble of the pipeline schedule (docs/pipeline.md), or
+  /// nothing when the program is not pipelined.
+  std::optional<double> predictedBubble() const;
   /// Whether the programs are a training step: an `lr` input and a
   /// {pc.loss} result.
   bool isTrainingStep() const { return lrIndex && lossIndex; }
@@ -175,6 +178,9 @@ struct Event {
   std::string stream; // "compute" or "comm"
   int64_t iteration = 0;
   double startUs = 0, durationUs = 0;
+  /// The pipeline action the op belongs to, as "F1.3" (forward of model
+  /// stage 1, micro-batch 3; B and W likewise); empty when not pipelined.
+  std::string action;
 };
 
 /// What the last run did. Under mpirun the per-rank figures (peaks, bytes,

@@ -182,7 +182,8 @@ absl::Status Session::runOnce(const char *call, const RunOptions &options,
   for (auto &[rank, events] : run->events)
     for (runtime::OpEvent &e : events)
       last.events[rank].push_back({std::move(e.name), std::move(e.stream),
-                                   e.iteration, e.startUs, e.durationUs});
+                                   e.iteration, e.startUs, e.durationUs,
+                                   std::move(e.action)});
   last.iterationDoneUs = std::move(run->iterationDoneUs);
   outputs = std::move(run->results);
   return absl::OkStatus();

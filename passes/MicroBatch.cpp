@@ -359,24 +359,33 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
       attrs::setStage(op, stage);
       attrs::setAction(op, ActionAttr::get(&getContext(), kind, stage, mb));
     };
+    // Each batched input, grouped once as [n/m, m, ...] (one copy for the
+    // step, not one per micro-batch), on the stage of its first user.
+    SmallVector<Value> grouped(args.size());
+    SmallVector<int64_t> inputStage(args.size(), 0);
+    for (auto [i, arg] : llvm::enumerate(old.getArguments())) {
+      if (args[i].getType() == arg.getType())
+        continue;
+      bool any = false;
+      for (Operation *u : arg.getUsers()) {
+        inputStage[i] = any ? std::min(inputStage[i], stageOf(u)) : stageOf(u);
+        any = true;
+      }
+      grouped[i] = groupMicroBatches(b, args[i], m);
+      tag(grouped[i].getDefiningOp(), PipelineActionKind::F, inputStage[i], 0);
+    }
     for (int64_t k = 0; k < m; ++k) {
       IRMapping map = shared;
       for (auto [i, arg] : llvm::enumerate(old.getArguments())) {
-        if (args[i].getType() == arg.getType()) {
+        if (!grouped[i]) {
           map.map(arg, args[i]);
           continue;
         }
-        int64_t stage = 0;
-        bool any = false;
-        for (Operation *u : arg.getUsers()) {
-          stage = any ? std::min(stage, stageOf(u)) : stageOf(u);
-          any = true;
-        }
-        Value piece = takeMicroBatch(b, args[i], arg.getType(), k, m);
+        Value piece = takeMicroBatch(b, grouped[i], arg.getType(), k);
         for (Operation *o = piece.getDefiningOp(); o && !attrs::getAction(o);
              o = o->getNumOperands() ? o->getOperand(0).getDefiningOp()
                                      : nullptr)
-          tag(o, PipelineActionKind::F, stage, k);
+          tag(o, PipelineActionKind::F, inputStage[i], k);
         map.map(arg, piece);
       }
       for (Operation &op : old.without_terminator()) {
@@ -416,22 +425,29 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
     return success();
   }
 
-  /// Rows k, k + m, ... of `whole` (dim 0): as [n/m, m, ...], index k of
-  /// dim 1, back to [n/m, ...] with the micro-batch's type.
-  static Value takeMicroBatch(OpBuilder &b, Value whole, Type micro, int64_t k,
-                              int64_t m) {
-    Location loc = whole.getLoc();
+  /// `whole` (dim 0 of n rows) as [n/m, m, ...]: row r is [r / m, r % m].
+  static Value groupMicroBatches(OpBuilder &b, Value whole, int64_t m) {
     auto w = cast<RankedTensorType>(whole.getType());
     SmallVector<int64_t> shape{w.getDimSize(0) / m, m};
     llvm::append_range(shape, w.getShape().drop_front());
-    auto grouped = RankedTensorType::get(shape, w.getElementType());
-    Value x = ReshapeOp::create(b, loc, grouped, whole);
+    return ReshapeOp::create(b, whole.getLoc(),
+                             RankedTensorType::get(shape, w.getElementType()),
+                             whole);
+  }
+
+  /// Rows k, k + m, ... of the whole batch: index k of `grouped`'s dim 1,
+  /// back to [n/m, ...] with the micro-batch's type.
+  static Value takeMicroBatch(OpBuilder &b, Value grouped, Type micro,
+                              int64_t k) {
+    Location loc = grouped.getLoc();
+    auto g = cast<RankedTensorType>(grouped.getType());
+    SmallVector<int64_t> shape(g.getShape());
     SmallVector<int64_t> start(shape.size(), 0), limit(shape);
     start[1] = k;
     limit[1] = k + 1;
     shape[1] = 1;
     Value one = SliceOp::create(
-        b, loc, RankedTensorType::get(shape, w.getElementType()), x,
+        b, loc, RankedTensorType::get(shape, g.getElementType()), grouped,
         b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit));
     return ReshapeOp::create(b, loc, micro, one);
   }

@@ -137,6 +137,31 @@ double classicBubble(int64_t devices, int64_t microBatches);
 std::string renderSvg(const std::vector<std::vector<TimedAction>> &timeline,
                       std::string_view title, int64_t virtualStages);
 
+/// "F1.3": F of model stage 1, micro-batch 3 (the runtime's trace names
+/// actions so), and back; nothing when `text` is not one.
+std::string shortName(const Action &a);
+std::optional<Action> parseShortName(std::string_view text);
+
+/// One op's firing in a measured run.
+struct MeasuredOp {
+  int64_t rank = 0;
+  std::string action;  // shortName, or empty
+  bool compute = true; // the compute stream (else communication)
+  double startUs = 0, durationUs = 0;
+};
+
+struct Measured {
+  /// Per device stage (its lowest rank), each action from its first to its
+  /// last compute op, in µs from the step's first action.
+  std::vector<std::vector<TimedAction>> timeline;
+  /// Mean over the ranks that run actions of the share of the step (first
+  /// action to last) their compute stream was idle.
+  double bubble = 0;
+};
+
+/// The measured schedule of a traced step.
+Measured measureSchedule(const std::vector<MeasuredOp> &ops);
+
 } // namespace pc::pipeline
 
 #endif // PC_PIPELINE_SCHEDULE_H

@@ -95,6 +95,16 @@ public:
   const std::string &nameOf(uint32_t actor) const {
     return graph.actors()[actor].name;
   }
+  /// "F1.3" for an actor of action F(1, mb 3); empty when none.
+  std::string actionOf(uint32_t actor) const {
+    auto a = actor < actions.size()
+                 ? dyn_cast_or_null<ActionAttr>(actions[actor])
+                 : ActionAttr();
+    if (!a)
+      return "";
+    return absl::StrCat(stringifyPipelineActionKind(a.getKind()).str(),
+                        a.getStage(), ".", a.getMicroBatch());
+  }
 
 private:
   using Source = std::pair<uint32_t, unsigned>; // (actor, result)
@@ -126,7 +136,7 @@ private:
   std::vector<CommEvent> commExchanges;
   std::vector<actor::OrderedFiring> order;
   /// Per actor of a pipelined program, its action (null: none).
-  std::vector<Attribute> actionOf;
+  std::vector<Attribute> actions;
   DenseMap<Value, Source> sources;
   std::vector<std::shared_ptr<const Tensor>> results;
 };
@@ -234,8 +244,8 @@ RankProgram::build(func::FuncOp f,
         scheduled);
     for (unsigned r = 0; r < op.getNumResults(); ++r)
       sources[op.getResult(r)] = {id, r};
-    actionOf.resize(id + 1);
-    actionOf[id] = scheduled ? Attribute(action) : Attribute();
+    actions.resize(id + 1);
+    actions[id] = scheduled ? Attribute(action) : Attribute();
     if (bound->stream == StreamKind::Comm) {
       commActors.push_back(id);
       commExchanges.push_back(std::move(exchange));
@@ -249,15 +259,15 @@ RankProgram::build(func::FuncOp f,
 absl::Status RankProgram::orderBySchedule(func::FuncOp f) {
   SmallVector<ActionAttr> schedule = *attrs::getSchedule(f);
   DenseMap<Attribute, std::vector<uint32_t>> actorsOf;
-  actionOf.resize(graph.actors().size());
+  actions.resize(graph.actors().size());
   for (uint32_t id = 0; id < graph.actors().size(); ++id) {
     if (!graph.actors()[id].ordered)
       continue;
-    if (!actionOf[id])
+    if (!actions[id])
       return absl::InvalidArgumentError(absl::StrCat(
           "rank ", context.rank, ": '", graph.actors()[id].name,
           "' communicates but belongs to no action of the pipeline schedule"));
-    actorsOf[actionOf[id]].push_back(id);
+    actorsOf[actions[id]].push_back(id);
   }
   order.clear();
   for (int64_t it = 0; it < options.iterations; ++it)
@@ -973,7 +983,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
           for (const actor::FiringEvent &e : events)
             j->events.push_back({program.nameOf(e.actor),
                                  s ? "comm" : "compute", e.iteration, e.startUs,
-                                 e.durationUs});
+                                 e.durationUs, program.actionOf(e.actor)});
         return absl::OkStatus();
       });
   // The programs (and the constants and parameters they hold) go now.
@@ -1005,6 +1015,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       w.i64(e.iteration);
       w.f64(e.startUs);
       w.f64(e.durationUs);
+      w.bytes(e.action);
     }
     w.i64(static_cast<int64_t>(job.iterationDoneUs.size()));
     for (double us : job.iterationDoneUs)
@@ -1035,6 +1046,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
           ev.iteration = r.i64();
           ev.startUs = r.f64();
           ev.durationUs = r.f64();
+          ev.action = std::string(r.bytes());
           events.push_back(std::move(ev));
         }
         int64_t iterations = r.i64();

@@ -43,6 +43,9 @@ struct OpEvent {
   int64_t iteration = 0;
   double startUs = 0;
   double durationUs = 0;
+  /// The pipeline action the op belongs to, as "F1.3" (F of model stage 1,
+  /// micro-batch 3); empty when the program has no schedule.
+  std::string action;
 };
 
 struct CpuRunOptions {

@@ -33,6 +33,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "pipeline/Schedule.h"
+
 #include <map>
 #include <optional>
 using pc::runtime::CommType;
@@ -65,6 +67,41 @@ writeTrace(const std::string &path,
     meta("process_name", rank, 0, "rank " + std::to_string(rank));
     meta("thread_name", rank, 0, "compute");
     meta("thread_name", rank, 1, "comm");
+    // A pipelined step: a third row with one box per action (from its
+    // first op to its last), F, B and W in their own colours.
+    std::map<std::string, std::pair<double, double>> actions;
+    for (const pc::api::Event &e : ops)
+      if (!e.action.empty()) {
+        auto [it, fresh] =
+            actions.try_emplace(e.action, e.startUs, e.startUs + e.durationUs);
+        it->second.first = std::min(it->second.first, e.startUs);
+        it->second.second =
+            std::max(it->second.second, e.startUs + e.durationUs);
+      }
+    if (!actions.empty())
+      meta("thread_name", rank, 2, "schedule");
+    for (auto &[name, box] : actions) {
+      std::optional<pc::pipeline::Action> a =
+          pc::pipeline::parseShortName(name);
+      if (!a)
+        continue;
+      const char *colour =
+          a->kind == pc::pipeline::ActionKind::F   ? "rail_response"
+          : a->kind == pc::pipeline::ActionKind::B ? "thread_state_running"
+                                                   : "thread_state_iowait";
+      events.push_back(llvm::json::Object{
+          {"name", std::string(1, pc::pipeline::kindLetter(a->kind)) + " mb " +
+                       std::to_string(a->microBatch)},
+          {"cat", "schedule"},
+          {"ph", "X"},
+          {"pid", rank},
+          {"tid", 2},
+          {"ts", box.first},
+          {"dur", box.second - box.first},
+          {"cname", colour},
+          {"args", llvm::json::Object{{"stage", a->stage},
+                                      {"micro_batch", a->microBatch}}}});
+    }
     for (const pc::api::Event &e : ops)
       events.push_back(llvm::json::Object{
           {"name", e.name},
@@ -74,7 +111,10 @@ writeTrace(const std::string &path,
           {"tid", e.stream == "comm" ? 1 : 0},
           {"ts", e.startUs},
           {"dur", e.durationUs},
-          {"args", llvm::json::Object{{"step", e.iteration}}}});
+          {"args", e.action.empty()
+                       ? llvm::json::Object{{"step", e.iteration}}
+                       : llvm::json::Object{{"step", e.iteration},
+                                            {"action", e.action}}}});
   }
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec);
@@ -151,6 +191,11 @@ int main(int argc, char **argv) {
   cl::opt<std::string> scheduleSvg(
       "schedule-svg",
       cl::desc("Write the predicted pipeline schedule as an SVG timeline"),
+      cl::cat(pipeCat));
+  cl::opt<std::string> traceSvg(
+      "trace-svg",
+      cl::desc("Trace the run (with --train, its last step) and write its "
+               "measured pipeline schedule as an SVG timeline"),
       cl::cat(pipeCat));
   cl::opt<bool> printPlan(
       "plan",
@@ -336,14 +381,15 @@ int main(int argc, char **argv) {
     if (absl::Status s = (*session)->load(loadPath); !s.ok())
       return failAll(s.ToString());
 
+  bool tracing = !tracePath.empty() || !traceSvg.empty();
   llvm::json::Array stepTimes;
   std::optional<double> steadyStep;
   std::map<int64_t, pc::runtime::CommStats> comm;
   std::map<int64_t, int64_t> peaks;
   if (train) {
-    pc::tools::TrainFlags flags{
-        steps,    registers,  lr,       warmupSteps, totalSteps,        minLr,
-        schedule, saveFormat, savePath, saveEvery,   !tracePath.empty()};
+    pc::tools::TrainFlags flags{steps,      registers, lr,       warmupSteps,
+                                totalSteps, minLr,     schedule, saveFormat,
+                                savePath,   saveEvery, tracing};
     absl::StatusOr<bool> more =
         pc::tools::trainLoop(**session, flags, stepTimes, comm, peaks);
     if (!more.ok())
@@ -353,9 +399,7 @@ int main(int argc, char **argv) {
   } else {
     if (absl::Status s = pc::tools::injectFault(world, 0); !s.ok())
       return failAll(s.ToString());
-    if (absl::Status s =
-            (*session)->run({steps, registers, !tracePath.empty()});
-        !s.ok())
+    if (absl::Status s = (*session)->run({steps, registers, tracing}); !s.ok())
       return failAll(s.ToString());
     pc::api::Report report = (*session)->report();
     comm = report.comm;
@@ -424,6 +468,41 @@ int main(int argc, char **argv) {
     if (absl::Status s = writeTrace(tracePath, (*session)->report().events);
         !s.ok())
       return failAll(s.ToString());
+  // The measured schedule of the traced step, against the predicted one.
+  std::optional<pc::pipeline::Measured> measured;
+  if (tracing && program->predictedBubble()) {
+    std::vector<pc::pipeline::MeasuredOp> ops;
+    for (auto &[rank, events] : (*session)->report().events)
+      for (const pc::api::Event &e : events)
+        ops.push_back(
+            {rank, e.action, e.stream == "compute", e.startUs, e.durationUs});
+    measured = pc::pipeline::measureSchedule(ops);
+  }
+  if (!traceSvg.empty() && speaker) {
+    if (!measured)
+      return failAll("--trace-svg: @" + graph + " is not pipelined");
+    std::error_code ec;
+    llvm::raw_fd_ostream out(traceSvg, ec);
+    if (ec)
+      return failAll(traceSvg + ": " + ec.message());
+    out << pc::pipeline::renderSvg(
+        measured->timeline,
+        llvm::formatv("@{0}: measured, bubble {1:F1}% (predicted {2:F1}%)",
+                      graph, 100 * measured->bubble,
+                      100 * *program->predictedBubble())
+            .str(),
+        compileOptions.virtualStages);
+  }
+  // Pipelined: the predicted bubble, and the measured one when traced.
+  auto pipelineReport = [&]() -> llvm::json::Value {
+    std::optional<double> predicted = program->predictedBubble();
+    if (!predicted)
+      return nullptr;
+    llvm::json::Object o{{"predicted_bubble", *predicted}};
+    if (measured)
+      o["measured_bubble"] = measured->bubble;
+    return llvm::json::Value(std::move(o));
+  };
   if (!reportPath.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream out(reportPath, ec);
@@ -435,6 +514,7 @@ int main(int argc, char **argv) {
                                         {"processes", processes},
                                         {"steps", std::move(stepTimes)},
                                         {"steady_step_s", steadyStep},
+                                        {"pipeline", pipelineReport()},
                                         {"ranks", std::move(ranks)}}));
   }
   // Every process ends here, or none does: a process that failed
