@@ -155,13 +155,26 @@ std::string Program::plan() const {
   return out;
 }
 
-std::optional<double> Program::predictedBubble() const {
+std::optional<double> Program::predictedBubble(
+    const std::function<double(const std::string &)> &cost) const {
   if (!impl)
     return std::nullopt;
   std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module);
   if (!pipe)
     return std::nullopt;
-  return pipe->prediction.bubble;
+  if (!cost)
+    return pipe->prediction.bubble;
+  pipeline::ActionCosts costs;
+  costs.of = [&](const pipeline::Action &a) {
+    return cost(pipeline::shortName(a));
+  };
+  pipeline::Prediction replay;
+  if (!pipeline::checkSchedule(pipe->schedule,
+                               pipeline::chainDependencies(pipe->schedule.spec),
+                               costs, replay)
+           .empty())
+    return std::nullopt;
+  return replay.bubble;
 }
 
 std::string Program::scheduleSvg() const {

@@ -93,8 +93,11 @@ public:
   /// stage); empty when the program is not pipelined.
   std::string scheduleSvg() const;
   /// The predicted bubble of the pipeline schedule (docs/pipeline.md), or
-  /// nothing when the program is not pipelined.
-  std::optional<double> predictedBubble() const;
+  /// nothing when the program is not pipelined. By default F, B and W cost
+  /// one unit each; `cost` gives each action's cost by its short name
+  /// ("F1.3"), e.g. measured durations, to replay the schedule with them.
+  std::optional<double> predictedBubble(
+      const std::function<double(const std::string &action)> &cost = {}) const;
   /// Whether the programs are a training step: an `lr` input and a
   /// {pc.loss} result.
   bool isTrainingStep() const { return lrIndex && lossIndex; }

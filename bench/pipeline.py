@@ -9,8 +9,11 @@ micro-batch is fixed at --rows rows, so that an action costs the same for
 every M (and GPipe's activations grow with M); the last of
 --steps steps is traced. The measured bubble is, averaged over the ranks,
 the share of the step (first action to last) their compute stream was
-idle. It is only comparable with the prediction when every stage has a
-core of its own: with more stages than cores, stages wait for the CPU too.
+idle. The predicted bubble assumes unit-cost actions; the replayed one
+replays the schedule with each action's measured compute time, so it adds
+the stages' imbalance, and measured - replayed is what the runtime and the
+machine add (overheads, and, with more stages than cores, waiting for the
+CPU).
 """
 import argparse
 import json
@@ -63,8 +66,8 @@ def run(m, schedule, extra=(), width=a.width, rows=a.rows, features=0):
 
 print(f"p = {p} stages, {a.rows} rows per micro-batch, width {a.width}, "
       f"{os.cpu_count()} cores\n")
-print("| schedule | M | classic | predicted | measured | measured - predicted |")
-print("|---|---|---|---|---|---|")
+print("| schedule | M | classic | predicted | replayed | measured | measured - predicted |")
+print("|---|---|---|---|---|---|---|")
 schedules = [("gpipe", ()), ("1f1b", ()), ("interleaved", ("--virtual-stages", "2")),
              ("zb-h1", ())]
 for m in (4, 8, 16):
@@ -73,6 +76,7 @@ for m in (4, 8, 16):
         r = run(m, name, extra)["pipeline"]
         print(f"| {name} | {m} | {100 * classic:.1f}% | "
               f"{100 * r['predicted_bubble']:.1f}% | "
+              f"{100 * r['replayed_bubble']:.1f}% | "
               f"{100 * r['measured_bubble']:.1f}% | "
               f"{100 * (r['measured_bubble'] - r['predicted_bubble']):+.1f} pp |")
     sys.stdout.flush()

@@ -53,6 +53,7 @@ Measured measureSchedule(const std::vector<MeasuredOp> &ops) {
   double first = std::numeric_limits<double>::infinity(), last = -first;
   std::map<int64_t, double> busy; // per rank
   std::map<int64_t, std::map<Action, std::pair<double, double>>> boxes;
+  std::map<std::pair<int64_t, Action>, double> perRank;
   for (const MeasuredOp &op : ops) {
     std::optional<Action> a = parseShortName(op.action);
     if (!a)
@@ -63,6 +64,7 @@ Measured measureSchedule(const std::vector<MeasuredOp> &ops) {
     if (!op.compute)
       continue;
     busy[op.rank] += op.durationUs;
+    perRank[{op.rank, *a}] += op.durationUs;
     auto [it, fresh] = boxes[op.rank].try_emplace(*a, op.startUs, end);
     if (!fresh) {
       it->second.first = std::min(it->second.first, op.startUs);
@@ -72,6 +74,8 @@ Measured measureSchedule(const std::vector<MeasuredOp> &ops) {
   Measured out;
   if (boxes.empty())
     return out;
+  for (auto &[key, us] : perRank)
+    out.computeUs[key.second] = std::max(out.computeUs[key.second], us);
   double span = last - first;
   double idle = 0;
   for (auto &[rank, b] : busy)

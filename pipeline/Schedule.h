@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,8 @@ Schedule buildSchedule(const ScheduleSpec &spec);
 /// action) costs b + w.
 struct ActionCosts {
   double f = 1, b = 1, w = 1;
+  /// When set, each action's own cost (a measured duration), instead.
+  std::function<double(const Action &)> of;
 };
 
 struct TimedAction {
@@ -157,6 +160,9 @@ struct Measured {
   /// Mean over the ranks that run actions of the share of the step (first
   /// action to last) their compute stream was idle.
   double bubble = 0;
+  /// Per action, its compute time (summed over its ops; the longest over
+  /// the ranks of a stage), for replaying the schedule with real costs.
+  std::map<Action, double> computeUs;
 };
 
 /// The measured schedule of a traced step.

@@ -20,6 +20,8 @@ namespace pc::pipeline {
 namespace {
 
 double costOf(const Action &a, bool split, const ActionCosts &c) {
+  if (c.of)
+    return c.of(a);
   switch (a.kind) {
   case ActionKind::F:
     return c.f;

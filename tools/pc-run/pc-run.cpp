@@ -499,8 +499,21 @@ int main(int argc, char **argv) {
     if (!predicted)
       return nullptr;
     llvm::json::Object o{{"predicted_bubble", *predicted}};
-    if (measured)
+    if (measured) {
       o["measured_bubble"] = measured->bubble;
+      // The schedule replayed with each action's measured compute time:
+      // what the stages' imbalance alone leaves idle.
+      std::optional<double> replayed =
+          program->predictedBubble([&](const std::string &name) {
+            std::optional<pc::pipeline::Action> a =
+                pc::pipeline::parseShortName(name);
+            auto it =
+                a ? measured->computeUs.find(*a) : measured->computeUs.end();
+            return it == measured->computeUs.end() ? 0.0 : it->second;
+          });
+      if (replayed)
+        o["replayed_bubble"] = *replayed;
+    }
     return llvm::json::Value(std::move(o));
   };
   if (!reportPath.empty()) {
