@@ -101,9 +101,11 @@ void setAction(mlir::Operation *op, ActionAttr action);
 /// #pc.action.
 std::optional<llvm::SmallVector<ActionAttr>> getSchedule(mlir::Operation *f);
 void setSchedule(mlir::Operation *f, llvm::ArrayRef<ActionAttr> actions);
-/// On a graph shrunk to one micro-batch: per result, its batch dim, or
-/// kCombineMean / kCombineSum; nothing when the graph is not shrunk.
-inline constexpr int64_t kCombineMean = -1, kCombineSum = -2;
+/// On a graph shrunk to one micro-batch: per result, two entries: its
+/// batch dim, or how micro-batches combine it (kCombineMean, kCombineSum;
+/// kCombineNone when it does not depend on the batch); then the rows per
+/// batch element at that dim. Nothing when the graph is not shrunk.
+inline constexpr int64_t kCombineMean = -1, kCombineSum = -2, kCombineNone = -3;
 std::optional<llvm::SmallVector<int64_t>> getMicroBatch(mlir::Operation *f);
 void setMicroBatch(mlir::Operation *f, llvm::ArrayRef<int64_t> results);
 void clearMicroBatch(mlir::Operation *f);

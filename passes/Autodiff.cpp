@@ -138,8 +138,16 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     DenseMap<Value, Value> grads;
     auto accumulate = [&](Value v, Value g) {
       auto [it, inserted] = grads.try_emplace(v, g);
-      if (!inserted)
+      if (!inserted) {
         it->second = AddOp::create(b, g.getLoc(), it->second, g);
+        // The sum of a value's gradient contributions belongs to the
+        // value's own stage, whatever stages its users are in.
+        if (Operation *def = v.getDefiningOp(); def && pipelined)
+          if (std::optional<int64_t> stage = attrs::getStage(def)) {
+            attrs::setBackward(it->second.getDefiningOp());
+            attrs::setStage(it->second.getDefiningOp(), *stage);
+          }
+      }
       // An activation's gradient (not a parameter's): pipelines run the ops
       // that lead to it as B, and the rest of the backward pass as W.
       if (pipelined && !v.getDefiningOp<GetParamOp>())

@@ -34,27 +34,21 @@ namespace {
 constexpr int64_t kNone = -3; // no batch dim, nothing reduced over it
 
 /// How a value relates to the batch: its batch dim (>= 0), or, once a
-/// reduction removed it, how that reduction combined rows.
+/// reduction removed it, how that reduction combined rows (kCombineMean,
+/// kCombineSum); and at the batch dim, how many rows each batch element
+/// has (a reshape [n, s, h] -> [n s, h] merges s rows per element).
 struct BatchInfo {
   DenseMap<Value, int64_t> dim;
+  DenseMap<Value, int64_t> block;
   int64_t of(Value v) const {
     auto it = dim.find(v);
     return it == dim.end() ? kNone : it->second;
   }
+  int64_t blockOf(Value v) const {
+    auto it = block.find(v);
+    return it == block.end() ? 1 : it->second;
+  }
 };
-
-/// Combining results that no longer carry the batch: mean wins over a
-/// term without the batch (a regularizer is the same in every micro-batch,
-/// and averaging keeps it once); sum only when every term sums.
-int64_t combine(int64_t a, int64_t b) {
-  if (a == kNone)
-    return b;
-  if (b == kNone)
-    return a;
-  if (a == b)
-    return a;
-  return attrs::kCombineMean;
-}
 
 RankedTensorType shrunk(Type t, int64_t dim, int64_t m) {
   auto r = cast<RankedTensorType>(t);
@@ -108,9 +102,15 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
         return failure();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     SmallVector<int64_t> results;
-    for (Value v : ret.getOperands()) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       int64_t d = info.of(v);
-      results.push_back(d == kNone ? attrs::kCombineMean : d);
+      auto t = cast<RankedTensorType>(v.getType());
+      if (d == attrs::kCombineMean && !isa<FloatType>(t.getElementType()))
+        return f.emitOpError()
+               << "result #" << i << " averages integers over the batch, "
+               << "which micro-batches cannot combine exactly";
+      results.push_back(d == kNone ? attrs::kCombineNone : d);
+      results.push_back(info.blockOf(v));
     }
     attrs::setMicroBatch(f, results);
     f.setType(FunctionType::get(&getContext(), body.getArgumentTypes(),
@@ -125,27 +125,31 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
   /// The batch dim of `op`'s result from its operands', and the result's
   /// new type.
   LogicalResult follow(Operation *op, BatchInfo &info, int64_t m) {
-    if (op->getNumResults() != 1)
-      return success();
-    Value r = op->getResult(0);
-    auto rt = dyn_cast<RankedTensorType>(r.getType());
-    bool batched = false;
-    int64_t reduced = kNone;
-    for (Value v : op->getOperands()) {
-      int64_t d = info.of(v);
-      if (d >= 0)
-        batched = true;
-      else
-        reduced = combine(reduced, d);
-    }
-    if (!batched) {
-      if (reduced != kNone)
-        info.dim[r] = reduced;
-      return success();
-    }
     auto fail = [&](const Twine &why) {
       return op->emitOpError() << "cannot run as micro-batches: " << why;
     };
+    if (isa<SetParamOp>(op))
+      return fail("it stores a parameter; micro-batches split the forward "
+                  "graph (with its loss), and the update comes after them");
+    bool batched = false, reduced = false;
+    for (Value v : op->getOperands()) {
+      int64_t d = info.of(v);
+      batched |= d >= 0;
+      reduced |= d == attrs::kCombineMean || d == attrs::kCombineSum;
+    }
+    if (!batched && !reduced)
+      return success();
+    if (op->getNumResults() != 1)
+      return fail("pc-micro-batch follows the batch through ops with one "
+                  "result");
+    if (batched && reduced)
+      return fail("it combines batched values with a reduction over the "
+                  "batch, which each micro-batch would compute over its own "
+                  "rows");
+    if (!batched)
+      return followReduced(op, info, fail);
+    Value r = op->getResult(0);
+    auto rt = dyn_cast<RankedTensorType>(r.getType());
     std::optional<int64_t> out;
     auto agree = [&](int64_t d) -> LogicalResult {
       if (out && *out != d)
@@ -211,9 +215,15 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
         if (p == d)
           out = i;
     } else if (auto rs = dyn_cast<ReshapeOp>(op)) {
-      if (info.of(rs.getInput()) != 0 || rank == 0 || rt.getDimSize(0) % m != 0)
-        return fail("a reshape keeps the batch only as the leading dim");
+      // The batch stays the leading dim, each element's rows together:
+      // [n, s, h] -> [n s, h] and back, never [n, s] -> [n / 2, 2 s].
+      int64_t rows = rs.getInput().getType().getDimSize(0) * m;
+      int64_t n = rows / info.blockOf(rs.getInput());
+      if (info.of(rs.getInput()) != 0 || rank == 0 || rt.getDimSize(0) % n != 0)
+        return fail("a reshape keeps the batch only as the leading dim, with "
+                    "each batch element's rows together");
       out = 0;
+      info.block[r] = rt.getDimSize(0) / n;
     } else if (auto sl = dyn_cast<SliceOp>(op)) {
       int64_t d = info.of(sl.getInput());
       auto shape = sl.getInput().getType().getShape();
@@ -270,8 +280,63 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
       return fail(Twine("dim ") + Twine(*out) + " of its result (" +
                   Twine(rt.getDimSize(*out)) + ") does not split into " +
                   Twine(m) + " micro-batches");
+    // Rows per batch element: the reshape's own, else that of the
+    // operands that carry the batch to the same dim, which must agree.
+    if (!isa<ReshapeOp>(op)) {
+      std::optional<int64_t> block;
+      for (Value v : op->getOperands())
+        if (info.of(v) >= 0) {
+          if (block && *block != info.blockOf(v))
+            return fail("its operands group the batch's rows differently");
+          block = info.blockOf(v);
+        }
+      if (block && *block != 1)
+        info.block[r] = *block;
+    }
     info.dim[r] = *out;
     r.setType(shrunk(rt, *out, m));
+    return success();
+  }
+
+  /// A value computed from reductions over the batch (and values without
+  /// the batch): micro-batches combine it by averaging or summing, which is
+  /// exact only while it is linear in the reductions.
+  template <typename Fail>
+  LogicalResult followReduced(Operation *op, BatchInfo &info, Fail &fail) {
+    Value r = op->getResult(0);
+    SmallVector<int64_t> modes;
+    for (Value v : op->getOperands())
+      modes.push_back(info.of(v));
+    auto isReduced = [](int64_t d) {
+      return d == attrs::kCombineMean || d == attrs::kCombineSum;
+    };
+    int64_t mode = kNone;
+    for (int64_t d : modes)
+      if (isReduced(d))
+        mode = d;
+    if (isa<AddOp, SubOp>(op)) {
+      for (int64_t d : modes) {
+        if (isReduced(d) && d != mode)
+          return fail("it adds an average over the batch to a sum over it");
+        // Summed over micro-batches, a term without the batch would count
+        // once per micro-batch.
+        if (d == kNone && mode == attrs::kCombineSum)
+          return fail("it adds a term without the batch to a sum over the "
+                      "batch; micro-batches would count the term once each");
+      }
+    } else if (isa<MulOp, DivOp>(op)) {
+      if (llvm::count_if(modes, isReduced) != 1 ||
+          (isa<DivOp>(op) && !isReduced(modes[0])))
+        return fail("it multiplies or divides by a reduction over the batch; "
+                    "micro-batches combine reductions by averaging or "
+                    "summing, which only linear ops preserve");
+    } else if (!isa<NegOp, CastOp, ToSbpOp, ReshapeOp, BroadcastToOp,
+                    ReduceSumOp, ReduceMeanOp>(op)) {
+      return fail("it is not linear in a reduction over the batch; "
+                  "micro-batches combine reductions by averaging or "
+                  "summing, which only linear ops preserve");
+    }
+    info.dim[r] = mode;
     return success();
   }
 
@@ -400,17 +465,25 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
         perMb[i].push_back(map.lookup(v));
     }
 
-    // The loss's combination scales the gradients too.
+    // Per result, how micro-batches combine it (and its rows per batch
+    // element); the loss's combination scales the gradients too.
+    auto combineOfResult = [&](unsigned i) -> std::pair<int64_t, int64_t> {
+      if (!combineOf || 2 * i + 1 >= combineOf->size())
+        return {attrs::kCombineMean, 1};
+      return {(*combineOf)[2 * i], (*combineOf)[2 * i + 1]};
+    };
     int64_t lossMode = attrs::kCombineMean;
     for (unsigned i = 0; i < f.getNumResults(); ++i)
-      if (attrs::isLoss(f, i) && combineOf && i < combineOf->size())
-        lossMode = (*combineOf)[i];
+      if (attrs::isLoss(f, i))
+        lossMode = combineOfResult(i).first;
     SmallVector<Value> results;
     for (auto [i, values] : llvm::enumerate(perMb)) {
-      int64_t mode = attrs::getGrad(f, i)                 ? lossMode
-                     : combineOf && i < combineOf->size() ? (*combineOf)[i]
-                                                          : attrs::kCombineMean;
-      results.push_back(combineResults(b, values, mode, m, tag));
+      auto [mode, block] = combineOfResult(i);
+      if (attrs::getGrad(f, i)) {
+        mode = lossMode;
+        block = 1;
+      }
+      results.push_back(combineResults(b, values, mode, block, m, tag));
     }
     func::ReturnOp::create(b, ret.getLoc(), results);
 
@@ -455,8 +528,9 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
   /// One result from its micro-batches' values, in micro-batch order.
   template <typename Tag>
   Value combineResults(OpBuilder &b, ArrayRef<Value> values, int64_t mode,
-                       int64_t m, Tag &tag) {
-    if (m == 1)
+                       int64_t block, int64_t m, Tag &tag) {
+    // Without the batch, every micro-batch computes the same value.
+    if (m == 1 || mode == attrs::kCombineNone)
       return values.front();
     auto actionOf = [](Value v) {
       Operation *def = v.getDefiningOp();
@@ -470,10 +544,12 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
     Location loc = values.front().getLoc();
     auto t = cast<RankedTensorType>(values.front().getType());
     if (mode >= 0) {
-      // Back in batch order: [.., n, ..] pieces as [.., n, 1, ..], joined
-      // along the new dim, then [.., n m, ..].
+      // Back in batch order: each micro-batch's [.., n block, ..] as
+      // [.., n, 1, block, ..], joined along the new dim, then
+      // [.., n m block, ..].
       SmallVector<int64_t> shape(t.getShape());
-      shape.insert(shape.begin() + mode + 1, 1);
+      shape[mode] /= block;
+      shape.insert(shape.begin() + mode + 1, {1, block});
       SmallVector<Value> pieces;
       for (auto [k, v] : llvm::enumerate(values)) {
         auto p = ReshapeOp::create(

@@ -46,11 +46,14 @@ std::string ranksText(func::FuncOp f) {
   return out;
 }
 
-/// Tags `f`'s untagged ops: first with the earliest action (in `order`)
-/// among their users (a receive, a boxing step before its consumer), then
-/// with the latest among their operands' producers (a send, the optimizer
-/// after the last gradient), and what is left, which depends on no action
-/// (a send of an input), with the first action.
+/// Tags `f`'s untagged ops: with the earliest action (in `order`) among
+/// their users (a receive, a boxing step before its consumer), else with
+/// the latest among their operands' producers (a send, the optimizer after
+/// the last gradient), repeated until nothing changes (a receive whose
+/// users only the producers' pass tagged, such as the clipping norm's
+/// partial sums; a store of a value those users also read). What is left
+/// depends on no action and feeds none (a send of an input): the first
+/// action.
 void inferActions(func::FuncOp f, ArrayRef<ActionAttr> order) {
   DenseMap<Attribute, size_t> pos;
   for (auto [i, a] : llvm::enumerate(order))
@@ -63,26 +66,40 @@ void inferActions(func::FuncOp f, ArrayRef<ActionAttr> order) {
     return it == pos.end() ? std::nullopt : std::optional<size_t>(it->second);
   };
   Block &body = f.getBody().front();
-  for (Operation &op : llvm::reverse(body.without_terminator())) {
-    if (attrs::getAction(&op))
-      continue;
-    std::optional<size_t> best;
-    for (Operation *u : op.getUsers())
-      if (std::optional<size_t> p = posOf(u))
-        best = best ? std::min(*best, *p) : *p;
-    if (best)
+  bool changed = true;
+  auto set = [&](Operation &op, std::optional<size_t> best) {
+    if (best) {
       attrs::setAction(&op, order[*best]);
-  }
-  for (Operation &op : body.without_terminator()) {
-    if (attrs::getAction(&op))
-      continue;
-    std::optional<size_t> best;
-    for (Value v : op.getOperands())
-      if (Operation *def = v.getDefiningOp())
-        if (std::optional<size_t> p = posOf(def))
-          best = best ? std::max(*best, *p) : *p;
-    if (best)
-      attrs::setAction(&op, order[*best]);
+      changed = true;
+    }
+  };
+  auto byUsers = [&] {
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      if (attrs::getAction(&op))
+        continue;
+      std::optional<size_t> best;
+      for (Operation *u : op.getUsers())
+        if (std::optional<size_t> p = posOf(u))
+          best = best ? std::min(*best, *p) : *p;
+      set(op, best);
+    }
+  };
+  auto byProducers = [&] {
+    for (Operation &op : body.without_terminator()) {
+      if (attrs::getAction(&op))
+        continue;
+      std::optional<size_t> best;
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp())
+          if (std::optional<size_t> p = posOf(def))
+            best = best ? std::max(*best, *p) : *p;
+      set(op, best);
+    }
+  };
+  while (changed) {
+    changed = false;
+    byUsers();
+    byProducers();
   }
   for (Operation &op : body.without_terminator())
     if (!attrs::getAction(&op) && !order.empty())

@@ -78,6 +78,10 @@ struct PipelineSplitPass
              << "'; expected gpipe, 1f1b, interleaved or "
                 "zb-h1";
     int64_t v = virtualStages, p = std::max<int64_t>(stages, 1);
+    if (v < 1)
+      return f.emitOpError()
+             << "--pc-pipeline-split: virtual stages must be at least 1, not "
+             << v;
     if (userStages > 0) {
       if (userStages % v != 0)
         return f.emitOpError()
@@ -197,6 +201,7 @@ struct PipelineSplitPass
         if (!module.lookupSymbol<MeshOp>(m.getAttr()))
           return f.emitOpError() << "names " << m
                                  << " as a stage mesh, but it is not a pc.mesh";
+      placeParams(module, f, meshes, {});
       return success();
     }
     auto all = llvm::to_vector(module.getOps<MeshOp>());
@@ -253,22 +258,39 @@ struct PipelineSplitPass
     };
     for (BlockArgument arg : f.getArguments())
       arg.setType(moved(arg.getType(), stageOfUse(arg)));
-    DenseMap<StringAttr, int64_t> paramStage;
     for (Operation &op : body.without_terminator()) {
       int64_t stage = *attrs::getStage(&op);
       for (Value r : op.getResults())
         r.setType(moved(r.getType(), stage));
-      if (auto get = dyn_cast<GetParamOp>(op))
-        paramStage.try_emplace(get.getNameAttr().getAttr(), stage);
     }
-    // A parameter without a layout is stored replicated on its stage's
-    // mesh (without stages, the optimizer replicates it on the only mesh).
+    placeParams(module, f, meshes, moved);
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<Type> results;
+    for (Value v : ret.getOperands())
+      results.push_back(v.getType());
+    f.setType(
+        FunctionType::get(&getContext(), body.getArgumentTypes(), results));
+  }
+
+  /// Parameters read by `f` move with their stage (`moved`, when layouts
+  /// move from a base mesh); one without a layout is stored replicated on
+  /// its stage's mesh (without stages, the optimizer replicates it on the
+  /// only mesh).
+  void placeParams(ModuleOp module, func::FuncOp f,
+                   ArrayRef<FlatSymbolRefAttr> meshes,
+                   function_ref<Type(Type, int64_t)> moved) {
+    Block &body = f.getBody().front();
+    DenseMap<StringAttr, int64_t> paramStage;
+    for (Operation &op : body.without_terminator())
+      if (auto get = dyn_cast<GetParamOp>(op))
+        paramStage.try_emplace(get.getNameAttr().getAttr(),
+                               *attrs::getStage(&op));
     DenseMap<StringAttr, Type> paramType;
     for (auto param : module.getOps<ParamOp>()) {
       auto it = paramStage.find(param.getSymNameAttr());
       if (it == paramStage.end())
         continue;
-      Type t = moved(param.getType(), it->second);
+      Type t = moved ? moved(param.getType(), it->second) : param.getType();
       if (!getSbp(t)) {
         FlatSymbolRefAttr mesh = meshes[it->second % meshes.size()];
         auto meshOp = module.lookupSymbol<MeshOp>(mesh.getAttr());
@@ -283,12 +305,6 @@ struct PipelineSplitPass
       if (auto get = dyn_cast<GetParamOp>(op))
         if (Type t = paramType.lookup(get.getNameAttr().getAttr()))
           get.getResult().setType(cast<RankedTensorType>(t));
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    SmallVector<Type> results;
-    for (Value v : ret.getOperands())
-      results.push_back(v.getType());
-    f.setType(
-        FunctionType::get(&getContext(), body.getArgumentTypes(), results));
   }
 
   void printReport(func::FuncOp f, int64_t stagesTotal) {

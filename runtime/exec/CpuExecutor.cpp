@@ -197,6 +197,7 @@ RankProgram::build(func::FuncOp f,
                                return absl::OkStatus();
                              }),
                     0};
+  bool hasSchedule = f->hasAttr(attrs::kSchedule);
   for (Operation &op : f.getBody().front()) {
     std::vector<Source> ins;
     for (Value v : op.getOperands())
@@ -224,7 +225,7 @@ RankProgram::build(func::FuncOp f,
       os << "'" << op.getName().getStringRef() << "' at " << op.getLoc();
     }
     ActionAttr action = attrs::getAction(&op);
-    bool scheduled = action && attrs::getSchedule(f).has_value();
+    bool scheduled = action && hasSchedule;
     CommEvent exchange = std::move(bound->exchange);
     exchange.what = site;
     exchange.program = f.getSymName().str();
