@@ -3,6 +3,8 @@
 #include "dialect/PcOps.h"
 #include "dialect/ShapeInference.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace pc;
 
@@ -214,12 +216,15 @@ LogicalResult AllToAllOp::verify() {
                            << s;
     if (getSrcSizes() && getDstSizes()) {
       ArrayRef<int64_t> srcSizes = *getSrcSizes(), dstSizes = *getDstSizes();
+      // Mutated or hand-written sizes may be anything: sums that overflow
+      // do not match.
       int64_t srcTotal = 0, dstTotal = 0;
+      bool inRange = true;
       for (int64_t x : srcSizes)
-        srcTotal += x;
+        inRange &= x >= 0 && !llvm::AddOverflow(srcTotal, x, srcTotal);
       for (int64_t x : dstSizes)
-        dstTotal += x;
-      if (out[s] != srcTotal || in[d] != dstTotal ||
+        inRange &= x >= 0 && !llvm::AddOverflow(dstTotal, x, dstTotal);
+      if (!inRange || out[s] != srcTotal || in[d] != dstTotal ||
           !llvm::is_contained(srcSizes, in[s]) ||
           !llvm::is_contained(dstSizes, out[d]))
         return emitOpError()

@@ -219,7 +219,8 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
       // [n, s, h] -> [n s, h] and back, never [n, s] -> [n / 2, 2 s].
       int64_t rows = rs.getInput().getType().getDimSize(0) * m;
       int64_t n = rows / info.blockOf(rs.getInput());
-      if (info.of(rs.getInput()) != 0 || rank == 0 || rt.getDimSize(0) % n != 0)
+      if (info.of(rs.getInput()) != 0 || rank == 0 || n <= 0 ||
+          rt.getDimSize(0) % n != 0)
         return fail("a reshape keeps the batch only as the leading dim, with "
                     "each batch element's rows together");
       out = 0;

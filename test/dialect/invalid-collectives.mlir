@@ -493,3 +493,12 @@ pc.mesh @m <["x"=2]>
 func.func @f.part0(%arg0: tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) -> (tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}, tensor<4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "f", pc.ranks = array<i64: 0, 1>} {
   return %arg0, %arg0 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+pc.mesh @m <["x"=2]>
+func.func @all_to_all_sizes_overflow(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_to_all' op local shapes 4x6 and 8x2 do not match src_sizes and dst_sizes}}
+  %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64, src_sizes = array<i64: 4, 4>, dst_sizes = array<i64: 9223372036854775807, 2>} : (tensor<4x6xf32>) -> tensor<8x2xf32>
+  return
+}
