@@ -22,7 +22,7 @@ std::string shortName(const Action &a) {
 
 std::optional<Action> parseShortName(std::string_view text) {
   if (text.size() < 4)
-    return std::nullopt;
+    return std::nullopt; // "F0.0" at least
   Action a;
   switch (text[0]) {
   case 'F':
@@ -40,12 +40,20 @@ std::optional<Action> parseShortName(std::string_view text) {
   size_t dot = text.find('.');
   if (dot == std::string_view::npos || dot < 2 || dot + 1 >= text.size())
     return std::nullopt;
-  try {
-    a.stage = std::stoll(std::string(text.substr(1, dot - 1)));
-    a.microBatch = std::stoll(std::string(text.substr(dot + 1)));
-  } catch (...) {
+  auto number = [](std::string_view digits, int64_t &out) {
+    if (digits.empty() || digits.size() > 18)
+      return false;
+    out = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9')
+        return false;
+      out = out * 10 + (c - '0');
+    }
+    return true;
+  };
+  if (!number(text.substr(1, dot - 1), a.stage) ||
+      !number(text.substr(dot + 1), a.microBatch))
     return std::nullopt;
-  }
   return a;
 }
 

@@ -163,3 +163,30 @@ TEST(PipelineSchedule, SvgHasARowPerStage) {
   EXPECT_NE(svg.find("1F1B &lt;p=3>"), std::string::npos);
   EXPECT_EQ(svg.find("stage 3"), std::string::npos);
 }
+
+TEST(PipelineSchedule, ShortNamesRoundTrip) {
+  Action a{ActionKind::W, 12, 3};
+  EXPECT_EQ(shortName(a), "W12.3");
+  EXPECT_EQ(parseShortName("W12.3"), a);
+  for (const char *bad : {"", "X1.2", "F1", "F.3", "F1.", "Fa.b", "F1.2x3"})
+    EXPECT_FALSE(parseShortName(bad).has_value()) << bad;
+}
+
+// The measured bubble counts each rank's compute-stream idle time over the
+// step, from the first action to the last; communication is not busy.
+TEST(PipelineSchedule, MeasuredScheduleFromATrace) {
+  std::vector<MeasuredOp> ops = {
+      {0, "F0.0", true, 0, 10},   {0, "F0.1", true, 10, 10},
+      {0, "F0.1", false, 20, 10}, {0, "B0.0", true, 30, 20},
+      {1, "F1.0", true, 12, 8},   {1, "B1.0", true, 20, 10},
+      {1, "", true, 0, 100}, // not an action: outside the step
+  };
+  Measured m = measureSchedule(ops);
+  EXPECT_NEAR(m.bubble, ((1 - 40.0 / 50) + (1 - 18.0 / 50)) / 2, 1e-12);
+  ASSERT_EQ(m.timeline.size(), 2u);
+  ASSERT_EQ(m.timeline[0].size(), 3u);
+  EXPECT_EQ(m.timeline[0][2].action, B(0, 0));
+  EXPECT_EQ(m.timeline[0][2].start, 30);
+  EXPECT_EQ(m.timeline[1][0].start, 12);
+  EXPECT_EQ(m.computeUs[F(0, 1)], 10);
+}
