@@ -101,8 +101,21 @@ struct PipelineSplitPass
         f, PipelineAttr::get(&getContext(), kindName, p, microBatches, v));
     if (p * v == 1)
       return success(); // micro-batches only: one stage on the graph's mesh
-    if (userStages == 0)
+    if (userStages == 0) {
       cut(f, p * v);
+      // Every model stage needs work: a stage without ops would leave its
+      // devices with nothing to run.
+      SmallVector<bool> used(p * v, false);
+      for (Operation &op : body)
+        if (isa<SbpOpInterface>(op))
+          if (std::optional<int64_t> s = attrs::getStage(&op))
+            used[*s] = true;
+      for (int64_t c = 0; c < p * v; ++c)
+        if (!used[c])
+          return f.emitOpError()
+                 << "cannot be cut into " << p * v << " pipeline stages: "
+                 << "stage " << c << " would have no ops (use fewer stages)";
+    }
     if (failed(completeStages(f)))
       return failure();
     if (failed(placeStages(module, f, p)))
