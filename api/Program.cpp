@@ -74,9 +74,7 @@ std::optional<PipelinePlan> pipelinePlan(ModuleOp m) {
   for (int64_t d = 0; d < spec.getStages(); ++d) {
     plan.schedule.perDevice.emplace_back();
     for (ActionAttr a : byDevice[d])
-      plan.schedule.perDevice.back().push_back(
-          {static_cast<pipeline::ActionKind>(a.getKind()), a.getStage(),
-           a.getMicroBatch()});
+      plan.schedule.perDevice.back().push_back(a.asAction());
   }
   if (!pipeline::checkSchedule(plan.schedule,
                                pipeline::chainDependencies(plan.schedule.spec),
@@ -133,10 +131,7 @@ std::string Program::plan() const {
     if (std::optional<SmallVector<ActionAttr>> order = attrs::getSchedule(f)) {
       os << "  schedule:";
       for (ActionAttr a : *order)
-        os << " "
-           << pipeline::kindLetter(
-                  static_cast<pipeline::ActionKind>(a.getKind()))
-           << a.getStage() << "." << a.getMicroBatch();
+        os << " " << pipeline::shortName(a.asAction());
       os << "\n";
     }
   }

@@ -310,6 +310,11 @@ LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+pipeline::Action ActionAttr::asAction() const {
+  return {static_cast<pipeline::ActionKind>(getKind()), getStage(),
+          getMicroBatch()};
+}
+
 pipeline::ScheduleSpec PipelineAttr::getSpec() const {
   return {*pipeline::parseScheduleKind(getSchedule()), getStages(),
           getMicroBatches(), getVirtualStages()};

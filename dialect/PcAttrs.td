@@ -122,6 +122,10 @@ def PC_ActionAttr : PC_Attr<"Action", "action"> {
                         "int64_t":$micro_batch);
   let assemblyFormat = "`<` $kind `,` $stage `,` $micro_batch `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The action, for pipeline/Schedule.h.
+    ::pc::pipeline::Action asAction() const;
+  }];
 }
 
 def PC_PipelineAttr : PC_Attr<"Pipeline", "pipeline"> {

@@ -181,8 +181,7 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
         if (int64_t d = info.of(v); d >= 0)
           if (failed(agree(d + rank - rankOf(v))))
             return failure();
-    } else if (auto red = dyn_cast<SbpOpInterface>(op);
-               red && isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) {
+    } else if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) {
       Value in = op->getOperand(0);
       int64_t d = info.of(in), n = rankOf(in);
       ArrayRef<int64_t> axes;

@@ -28,11 +28,6 @@ using namespace pc;
 
 namespace {
 
-pipeline::Action toAction(ActionAttr a) {
-  return {static_cast<pipeline::ActionKind>(a.getKind()), a.getStage(),
-          a.getMicroBatch()};
-}
-
 ActionAttr toAttr(MLIRContext *ctx, const pipeline::Action &a) {
   return ActionAttr::get(ctx, static_cast<PipelineActionKind>(a.kind), a.stage,
                          a.microBatch);
@@ -155,7 +150,7 @@ struct PipelineSchedulePass
       for (Operation &op : f.getBody().front())
         if (ActionAttr a = attrs::getAction(&op); a && !listed.contains(a))
           return op.emitOpError()
-                 << "belongs to " << pipeline::describe(toAction(a))
+                 << "belongs to " << pipeline::describe(a.asAction())
                  << ", which the schedule of @" << f.getSymName() << " ("
                  << ranksText(f) << ") does not list";
       func::FuncOp &first = ofStage[*device];
@@ -171,10 +166,10 @@ struct PipelineSchedulePass
                  << "runs device stage " << *device
                  << " in another order than @" << first.getSymName()
                  << ": entry " << i << " is "
-                 << (i < b.size() ? pipeline::describe(toAction(b[i]))
+                 << (i < b.size() ? pipeline::describe(b[i].asAction())
                                   : std::string("missing"))
                  << " on " << ranksText(f) << " but "
-                 << (i < a.size() ? pipeline::describe(toAction(a[i]))
+                 << (i < a.size() ? pipeline::describe(a[i].asAction())
                                   : std::string("missing"))
                  << " on " << ranksText(first);
     }
@@ -187,7 +182,7 @@ struct PipelineSchedulePass
       lists.perDevice.emplace_back();
       SmallVector<ActionAttr> order = *attrs::getSchedule(ofStage[d]);
       for (ActionAttr a : order)
-        lists.perDevice.back().push_back(toAction(a));
+        lists.perDevice.back().push_back(a.asAction());
     }
     pipeline::Prediction prediction;
     std::string error =

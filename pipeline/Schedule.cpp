@@ -15,9 +15,7 @@
 
 #include <algorithm>
 #include <cassert>
-#include <limits>
 #include <map>
-#include <set>
 
 namespace pc::pipeline {
 

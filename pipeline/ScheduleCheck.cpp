@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <sstream>
 
 namespace pc::pipeline {
@@ -43,12 +42,8 @@ std::string checkLists(const Schedule &s,
            " device lists for " + std::to_string(spec.devices) + " stages";
   for (int64_t d = 0; d < spec.devices; ++d) {
     std::map<Action, size_t> at;
-    for (auto [i, a] : [&] {
-           std::vector<std::pair<size_t, Action>> v;
-           for (size_t i = 0; i < s.perDevice[d].size(); ++i)
-             v.push_back({i, s.perDevice[d][i]});
-           return v;
-         }()) {
+    for (size_t i = 0; i < s.perDevice[d].size(); ++i) {
+      const Action &a = s.perDevice[d][i];
       std::string where =
           name(d) + ", entry " + std::to_string(i) + " " + describe(a) + ": ";
       if (a.stage < 0 || a.stage >= spec.modelStages())

@@ -102,8 +102,7 @@ public:
                  : ActionAttr();
     if (!a)
       return "";
-    return absl::StrCat(stringifyPipelineActionKind(a.getKind()).str(),
-                        a.getStage(), ".", a.getMicroBatch());
+    return pipeline::shortName(a.asAction());
   }
 
 private:
