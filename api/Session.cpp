@@ -8,7 +8,6 @@
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
 #include "runtime/exec/Schedule.h"
-#include "runtime/kernels/CpuKernels.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -55,10 +54,10 @@ Session::create(const Program &program, const SessionOptions &options) {
   int64_t onNode = 1;
   if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
     onNode = std::max(1, std::atoi(n));
-  runtime::cpu::setBlasThreads(
-      options.threadsPerDevice > 0
-          ? options.threadsPerDevice
-          : std::max<int64_t>(1, cores / (local * onNode)));
+  s->cpu->setThreadsPerDevice(
+      static_cast<int>(options.threadsPerDevice > 0
+                           ? options.threadsPerDevice
+                           : std::max<int64_t>(1, cores / (local * onNode))));
   for (const Port &port : program.inputs()) {
     s->inputIndex[port.name] = port.index;
     s->inputPorts[port.index] = port;

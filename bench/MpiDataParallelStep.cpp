@@ -20,7 +20,6 @@
 #include "runtime/comm/World.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/ProgramInterface.h"
-#include "runtime/kernels/CpuKernels.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Parser/Parser.h"
@@ -102,8 +101,6 @@ int main(int argc, char **argv) {
   if ((*mpi)->processCount() != 2)
     return die("run under mpirun -np 2");
   bool first = (*mpi)->process() == 0;
-  // One BLAS thread per rank either way: two ranks on the machine.
-  pc::runtime::cpu::setBlasThreads(1);
 
   std::mt19937 rng(1);
   HostTensor x = HostTensor::zeros({512, 512}, CommType::F32);

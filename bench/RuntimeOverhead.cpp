@@ -64,7 +64,6 @@ int main(int argc, char **argv) {
   if (!module || failed(parsePassPipeline("pc-distribute", pm)) ||
       failed(pm.run(*module)))
     return 1;
-  pc::runtime::cpu::setBlasThreads(1);
 
   std::mt19937 rng(1);
   HostTensor x = random({256, 1024}, rng);

@@ -18,7 +18,7 @@ packages=(
   # LLVM/MLIR 22: libMLIR.so, TableGen, lit and FileCheck
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   # libraries
-  libabsl-dev libgtest-dev libgmock-dev libopenblas-dev
+  libabsl-dev libgtest-dev libgmock-dev libopenblas-dev libdnnl-dev
   openmpi-bin libopenmpi-dev
   # test-only: independent NumPy references
   python3 python3-numpy

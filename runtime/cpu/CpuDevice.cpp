@@ -10,6 +10,10 @@
 #include <cstring>
 #include <limits>
 
+// From the OpenMP runtime (libgomp); declared here, since clang's sanitizer
+// builds have no omp.h of their own.
+extern "C" void omp_set_num_threads(int);
+
 namespace pc::runtime {
 
 //===----------------------------------------------------------------------===//
@@ -77,8 +81,9 @@ void CpuAllocator::resetPeak() { peak.store(inUse.load()); }
 // CpuStream
 //===----------------------------------------------------------------------===//
 
-CpuStream::CpuStream(std::string name)
-    : streamName(std::move(name)), worker([this] { run(); }) {}
+CpuStream::CpuStream(std::string name, int threads)
+    : streamName(std::move(name)), threads(std::max(1, threads)),
+      worker([this] { run(); }) {}
 
 CpuStream::~CpuStream() {
   {
@@ -124,6 +129,9 @@ absl::Status CpuStream::synchronize() {
 }
 
 void CpuStream::run() {
+  // An OpenMP setting of this thread alone: the parallel regions of the
+  // kernels it runs (oneDNN's) get this many threads.
+  omp_set_num_threads(threads);
   for (;;) {
     Item item;
     absl::Status current;
@@ -204,13 +212,14 @@ bool CpuEvent::query() const {
 // CpuDevice
 //===----------------------------------------------------------------------===//
 
-CpuDevice::CpuDevice(int index, int64_t capacity)
-    : deviceName(absl::StrCat("cpu:", index)), alloc(deviceName, capacity) {}
+CpuDevice::CpuDevice(int index, int64_t capacity, int threads)
+    : deviceName(absl::StrCat("cpu:", index)), alloc(deviceName, capacity),
+      threads(threads) {}
 
 absl::StatusOr<std::unique_ptr<Stream>>
 CpuDevice::createStream(const std::string &name) {
-  return std::unique_ptr<Stream>(
-      std::make_unique<CpuStream>(absl::StrCat(deviceName, "/", name)));
+  return std::unique_ptr<Stream>(std::make_unique<CpuStream>(
+      absl::StrCat(deviceName, "/", name), threads));
 }
 
 std::unique_ptr<Event> CpuDevice::createEvent() {

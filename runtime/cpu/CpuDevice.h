@@ -40,7 +40,9 @@ private:
 
 class CpuStream final : public Stream {
 public:
-  explicit CpuStream(std::string name);
+  /// `threads`: the OpenMP threads of the kernels that run on it (set on
+  /// its worker, so they are this stream's own, not the process's).
+  explicit CpuStream(std::string name, int threads = 1);
   /// Runs what is queued, then stops the worker.
   ~CpuStream() override;
 
@@ -61,6 +63,7 @@ private:
   void push(Item item);
 
   std::string streamName;
+  int threads;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Item> queue;
@@ -95,8 +98,9 @@ private:
 
 class CpuDevice final : public Device {
 public:
-  /// Device `index` of the process, with `capacity` bytes (0: unlimited).
-  explicit CpuDevice(int index, int64_t capacity = 0);
+  /// Device `index` of the process, with `capacity` bytes (0: unlimited);
+  /// its kernels use `threads` threads.
+  explicit CpuDevice(int index, int64_t capacity = 0, int threads = 1);
 
   const std::string &name() const override { return deviceName; }
   std::string_view kind() const override { return "cpu"; }
@@ -110,6 +114,7 @@ public:
 private:
   std::string deviceName;
   CpuAllocator alloc;
+  int threads;
 };
 
 } // namespace pc::runtime

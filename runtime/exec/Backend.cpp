@@ -9,8 +9,10 @@ namespace pc::runtime {
 std::vector<Backend> availableBackends() {
   Backend cpu;
   cpu.kind = "cpu";
-  cpu.makeDevice = [](int64_t rank) -> absl::StatusOr<std::unique_ptr<Device>> {
-    return std::make_unique<CpuDevice>(static_cast<int>(rank));
+  cpu.makeDevice = [](int64_t rank, const DeviceOptions &options)
+      -> absl::StatusOr<std::unique_ptr<Device>> {
+    return std::make_unique<CpuDevice>(static_cast<int>(rank), 0,
+                                       options.threads);
   };
   // The world's endpoint: shared memory between the ranks of a process, MPI
   // between processes.

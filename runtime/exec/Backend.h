@@ -23,11 +23,18 @@
 
 namespace pc::runtime {
 
+/// What a session asks of each device it makes.
+struct DeviceOptions {
+  /// Threads of the device's kernels (at least 1).
+  int threads = 1;
+};
+
 struct Backend {
   /// The device kind, as meshes name it.
   std::string kind;
   /// The device of global rank `rank`.
-  std::function<absl::StatusOr<std::unique_ptr<Device>>(int64_t rank)>
+  std::function<absl::StatusOr<std::unique_ptr<Device>>(
+      int64_t rank, const DeviceOptions &options)>
       makeDevice;
   /// Rank `rank`'s endpoint for collectives and send/recv.
   std::function<absl::StatusOr<std::unique_ptr<Communicator>>(World &world,

@@ -12,6 +12,7 @@
 #include "dialect/PcOps.h"
 #include "runtime/device/HostTensor.h"
 #include "runtime/kernels/CpuKernels.h"
+#include "runtime/kernels/OneDnn.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -29,8 +30,8 @@ using Inputs = std::span<const Tensor *const>;
 /// The kind of device these kernels run on: their memory is the host's.
 constexpr llvm::StringLiteral kCpu = "cpu";
 
-/// A kernel with one result of `type`'s shape, freshly zeroed, that
-/// `fn(inputs, out)` fills.
+/// A kernel with one result of `type`'s shape that `fn(inputs, out)` fills:
+/// every kernel writes all of its result, so it is not zeroed first.
 template <typename Fn>
 absl::StatusOr<Kernel> produce(Type type, const BindContext &c, Fn fn) {
   absl::StatusOr<CommType> elem = resultType(type, c);
@@ -41,7 +42,6 @@ absl::StatusOr<Kernel> produce(Type type, const BindContext &c, Fn fn) {
         io.context.allocate(shape, elem);
     if (!out.ok())
       return out.status();
-    std::memset((*out)->data(), 0, (*out)->byteSize());
     if (absl::Status s = fn(io.inputs, **out); !s.ok())
       return s;
     io.outputs[0] = *std::move(out);
@@ -183,13 +183,14 @@ void addUnary(KernelRegistry &r, llvm::StringRef name, cpu::Unary op,
               IntFn integer = nullptr) {
   KernelFactory f = [op, integer](Operation *o,
                                   BindContext &c) -> absl::StatusOr<Kernel> {
-    return produce(o->getResult(0).getType(), c,
-                   [op, integer](Inputs in, Tensor &out) {
-                     if (out.type == CommType::F32 || !integer)
-                       return cpu::unary(op, *in[0], out);
-                     integerOp(*in[0], nullptr, out, integer);
-                     return absl::OkStatus();
-                   });
+    Type type = o->getResult(0).getType();
+    cpu::UnaryPlan plan(op, product(shapeOf(type)));
+    return produce(type, c, [op, integer, plan](Inputs in, Tensor &out) {
+      if (out.type == CommType::F32 || !integer)
+        return plan.run(*in[0], out);
+      integerOp(*in[0], nullptr, out, integer);
+      return absl::OkStatus();
+    });
   };
   addWidening(r, name, f);
   if (integer)
@@ -208,6 +209,39 @@ void broadcastBytes(const Tensor &in, Tensor &out) {
 
 int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
 
+/// `out` = the constant `dense`: a splat's one element converted once and
+/// its bytes repeated; other values copied from the attribute's raw bytes,
+/// which hold them in `out`'s layout (byte-sized or wider elements, row
+/// major, little endian), element by element only where they do not.
+void fillConstant(DenseElementsAttr dense, Tensor &out) {
+  TensorView value(out);
+  int64_t n = value.numel(), e = sizeOf(out.type);
+  if (n == 0)
+    return;
+  bool isFloat = isa<FloatType>(dense.getElementType());
+  auto element = [&](int64_t j) {
+    return isFloat ? dense.getValues<APFloat>()[j].convertToDouble()
+                   : static_cast<double>(
+                         dense.getValues<APInt>()[j].getSExtValue());
+  };
+  if (dense.isSplat()) {
+    value.set(0, element(0));
+    // Doubling copies: log2(n) memcpys.
+    for (int64_t done = 1; done < n; done *= 2)
+      std::memcpy(out.data() + done * e, out.data(),
+                  std::min(done, n - done) * e);
+    return;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.getElementType().getIntOrFloatBitWidth() == 8 * e &&
+      static_cast<int64_t>(raw.size()) == n * e) {
+    std::memcpy(out.data(), raw.data(), raw.size());
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    value.set(i, element(i));
+}
+
 /// Ops that only move bytes: any element type, no widening.
 void registerDataMovement(KernelRegistry &r) {
   r.add(kCpu, "pc.reshape", kAllTypes, StreamKind::Compute,
@@ -225,12 +259,19 @@ void registerDataMovement(KernelRegistry &r) {
           });
         });
   r.add(kCpu, "pc.transpose", kAllTypes, StreamKind::Compute,
-        simple<TransposeOp>([](TransposeOp t) {
-          Shape perm(t.getPerm().begin(), t.getPerm().end());
-          return [perm](Inputs in, Tensor &out) {
-            return cpu::transpose(*in[0], perm, out);
-          };
-        }));
+        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          auto t = cast<TransposeOp>(op);
+          absl::StatusOr<CommType> type = commTypeOf(t.getType());
+          if (!type.ok())
+            return type.status();
+          cpu::TransposePlan plan(
+              shapeOf(t.getInput().getType()),
+              std::vector<int64_t>(t.getPerm().begin(), t.getPerm().end()),
+              sizeOf(*type));
+          return produce(t.getType(), c, [plan](Inputs in, Tensor &out) {
+            return plan.run(*in[0], out);
+          });
+        });
   r.add(kCpu, "pc.broadcast_to", kAllTypes, StreamKind::Compute,
         simple<BroadcastToOp>([](BroadcastToOp) {
           return [](Inputs in, Tensor &out) {
@@ -281,15 +322,7 @@ void registerDataMovement(KernelRegistry &r) {
               c.tensors.allocate(shapeOf(op->getResult(0).getType()), *type);
           if (!made.ok())
             return made.status();
-          TensorView value(**made);
-          bool isFloat = isa<FloatType>(dense.getElementType());
-          for (int64_t i = 0; i < value.numel(); ++i) {
-            int64_t j = dense.isSplat() ? 0 : i;
-            value.set(i, isFloat
-                             ? dense.getValues<APFloat>()[j].convertToDouble()
-                             : static_cast<double>(
-                                   dense.getValues<APInt>()[j].getSExtValue()));
-          }
+          fillConstant(dense, **made);
           return Kernel([value = std::shared_ptr<const Tensor>(
                              *std::move(made))](KernelIO &io) {
             io.outputs[0] = value;
@@ -329,9 +362,12 @@ void registerDataMovement(KernelRegistry &r) {
 void registerCpuComputeKernels(KernelRegistry &r) {
   registerDataMovement(r);
   addWidening(r, "pc.matmul", simple<MatmulOp>([](MatmulOp m) {
-                bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
-                return [ta, tb](Inputs in, Tensor &out) {
-                  return cpu::matmul(*in[0], *in[1], ta, tb, out);
+                cpu::MatmulPlan plan(shapeOf(m.getLhs().getType()),
+                                     shapeOf(m.getRhs().getType()),
+                                     m.getTransposeLhs(), m.getTransposeRhs(),
+                                     shapeOf(m.getType()));
+                return [plan](Inputs in, Tensor &out) {
+                  return plan.run(*in[0], *in[1], out);
                 };
               }));
   addBinary(r, "pc.add", cpu::Binary::Add, [](int64_t a, int64_t b) {
@@ -377,24 +413,25 @@ void registerCpuComputeKernels(KernelRegistry &r) {
                 };
               }));
   addWidening(r, "pc.gelu", simple<GeluOp>([](GeluOp g) {
-                cpu::Unary u = g.getApproximate() ? cpu::Unary::GeluTanh
-                                                  : cpu::Unary::Gelu;
-                return [u](Inputs in, Tensor &out) {
-                  return cpu::unary(u, *in[0], out);
+                cpu::UnaryPlan plan(g.getApproximate() ? cpu::Unary::GeluTanh
+                                                       : cpu::Unary::Gelu,
+                                    product(shapeOf(g.getType())));
+                return [plan](Inputs in, Tensor &out) {
+                  return plan.run(*in[0], out);
                 };
               }));
   for (bool log : {false, true})
-    addWidening(
-        r, log ? "pc.log_softmax" : "pc.softmax",
-        [log](Operation *op, BindContext &c) {
-          int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
-          return produce(op->getResult(0).getType(), c,
-                         [axis, log](Inputs in, Tensor &out) {
-                           return cpu::softmax(
-                               *in[0], axisIn(axis, in[0]->shape.size()), log,
-                               out);
-                         });
-        });
+    addWidening(r, log ? "pc.log_softmax" : "pc.softmax",
+                [log](Operation *op, BindContext &c) {
+                  int64_t axis =
+                      op->getAttrOfType<IntegerAttr>("axis").getInt();
+                  Type type = op->getResult(0).getType();
+                  Shape shape = shapeOf(type);
+                  cpu::SoftmaxPlan plan(shape, axisIn(axis, shape.size()), log);
+                  return produce(type, c, [plan](Inputs in, Tensor &out) {
+                    return plan.run(*in[0], out);
+                  });
+                });
   addWidening(r, "pc.layer_norm", simple<LayerNormOp>([](LayerNormOp n) {
                 int64_t axis = n.getAxis();
                 float eps = n.getEpsilon().convertToDouble();

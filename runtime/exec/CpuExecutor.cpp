@@ -526,7 +526,8 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
                      " device, and this build has no ", name, " backend"));
   RankDevice d;
   d.backend = backend;
-  absl::StatusOr<std::unique_ptr<Device>> device = backend->makeDevice(rank);
+  absl::StatusOr<std::unique_ptr<Device>> device =
+      backend->makeDevice(rank, deviceOptions);
   if (!device.ok())
     return device.status();
   d.device = *std::move(device);

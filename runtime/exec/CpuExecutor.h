@@ -147,6 +147,12 @@ public:
   mlir::ModuleOp getModule() const { return module; }
   World &getWorld() { return world; }
 
+  /// Threads of each device's kernels (default 1). Set before the first
+  /// run: a device keeps the setting it was made with.
+  void setThreadsPerDevice(int threads) {
+    deviceOptions.threads = std::max(1, threads);
+  }
+
 private:
   /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
   /// per-device program, on its device (created on first use). Private:
@@ -176,6 +182,7 @@ private:
   uint64_t seed;
   std::vector<Backend> backends;
   KernelRegistry kernels;
+  DeviceOptions deviceOptions;
   std::unique_ptr<World> ownWorld;
   World &world;
   std::mutex mu;

@@ -8,12 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
-extern "C" void openblas_set_num_threads(int);
-
 namespace pc::runtime::cpu {
-namespace {
 
 absl::Status expectF32(const TensorView &t, const char *what) {
   if (t.type != CommType::F32)
@@ -21,6 +19,8 @@ absl::Status expectF32(const TensorView &t, const char *what) {
         absl::StrCat(what, ": the CPU kernel takes f32 values"));
   return absl::OkStatus();
 }
+
+namespace {
 
 /// Reads an id or label of either integer type.
 int64_t idAt(const TensorView &t, int64_t i) {
@@ -121,7 +121,7 @@ void applyBinary(const float *a, const Shape &as, const float *b,
 } // namespace
 
 absl::Status matmul(const TensorView &a, const TensorView &b, bool ta, bool tb,
-                    const TensorView &out) {
+                    const TensorView &out, float alpha) {
   if (absl::Status s = expectF32(a, "matmul"); !s.ok())
     return s;
   size_t ra = a.shape.size(), rb = b.shape.size(), rr = out.shape.size();
@@ -145,7 +145,7 @@ absl::Status matmul(const TensorView &a, const TensorView &b, bool ta, bool tb,
       continue;
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, pa, ta ? m : k,
+                tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, pa, ta ? m : k,
                 pb, tb ? k : n, 0.0f, pc, n);
   }
   return absl::OkStatus();
@@ -369,14 +369,33 @@ absl::Status reduce(Reduction op, const TensorView &in,
 
 absl::Status transpose(const TensorView &in, std::span<const int64_t> perm,
                        const TensorView &out) {
-  int64_t e = sizeOf(in.type);
-  Shape si = stridesOf(in.shape);
-  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
-    Shape idx = delinearize(out.shape, i);
-    int64_t src = 0;
-    for (size_t d = 0; d < perm.size(); ++d)
-      src += idx[d] * si[perm[d]];
-    std::copy_n(in.data() + src * e, e, out.data() + i * e);
+  int64_t e = sizeOf(in.type), n = out.numel();
+  size_t rank = perm.size();
+  if (n == 0)
+    return absl::OkStatus();
+  if (rank == 0) {
+    std::copy_n(in.data(), e, out.data());
+    return absl::OkStatus();
+  }
+  // The input stride of each output dim; the output walked as an odometer
+  // row by row of its last dim.
+  Shape si = stridesOf(in.shape), step(rank);
+  for (size_t d = 0; d < rank; ++d)
+    step[d] = si[perm[d]] * e;
+  int64_t width = out.shape[rank - 1], inner = step[rank - 1];
+  Shape idx(rank - 1, 0);
+  const char *src = in.data();
+  char *dst = out.data();
+  for (int64_t r = 0, rows = n / width; r < rows; ++r) {
+    for (int64_t j = 0; j < width; ++j, dst += e)
+      std::memcpy(dst, src + j * inner, e);
+    for (size_t d = rank - 1; d-- > 0;) {
+      src += step[d];
+      if (++idx[d] < out.shape[d])
+        break;
+      src -= step[d] * out.shape[d];
+      idx[d] = 0;
+    }
   }
   return absl::OkStatus();
 }
@@ -484,8 +503,12 @@ absl::Status causalMask(const TensorView &in, const TensorView &out) {
   const float *x = in.as<float>();
   float *y = out.as<float>();
   const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t i = 0, n = in.numel(); i < n; ++i)
-    y[i] = (i % k) > ((i / k) % q) ? -inf : x[i];
+  // Row r of each q x k matrix keeps its first r + 1 columns.
+  for (int64_t row = 0, rows = k ? in.numel() / k : 0; row < rows; ++row) {
+    int64_t keep = std::min(k, row % q + 1);
+    std::copy_n(x + row * k, keep, y + row * k);
+    std::fill(y + row * k + keep, y + (row + 1) * k, -inf);
+  }
   return absl::OkStatus();
 }
 
@@ -529,10 +552,6 @@ absl::Status pickLabels(const TensorView &values, const TensorView &labels,
 absl::Status cast(const TensorView &in, const TensorView &out) {
   convertInto(in, out);
   return absl::OkStatus();
-}
-
-void setBlasThreads(int threads) {
-  openblas_set_num_threads(std::max(1, threads));
 }
 
 } // namespace pc::runtime::cpu

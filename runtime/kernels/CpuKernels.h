@@ -1,9 +1,10 @@
 //===- CpuKernels.h - Kernels of the logical ops on CPU ---------*- C++ -*-===//
 //
 // The CPU implementations of the logical ops on dense row-major tensors
-// (runtime/device/Tensor.h), for one device's local pieces: matmul
-// through OpenBLAS (batched, with broadcast batch dims and transposes), the
-// rest as loops over contiguous rows that the compiler vectorizes. Floats
+// (runtime/device/Tensor.h), for one device's local pieces, as loops over
+// contiguous rows that the compiler vectorizes. Matmul, elementwise math,
+// softmax and transposes run through oneDNN (OneDnn.h), which falls back to
+// these (matmul to OpenBLAS) for shapes it does not take. Floats
 // are f32; ids and labels are i32 or i64. Bad data (an id outside the
 // table) is an absl::Status, never a crash.
 //
@@ -36,9 +37,13 @@ enum class Unary {
 enum class Comparison { Eq, Ne, Lt, Le, Gt, Ge };
 enum class Reduction { Sum, Mean, Max };
 
-/// `out` = op(a) · op(b); `out` has the result shape already.
+/// An error unless `t` holds f32 values; `what` names the kernel.
+absl::Status expectF32(const TensorView &t, const char *what);
+
+/// `out` = alpha · op(a) · op(b); `out` has the result shape already.
+/// Through OpenBLAS: the fallback of MatmulPlan (OneDnn.h).
 absl::Status matmul(const TensorView &a, const TensorView &b, bool transposeA,
-                    bool transposeB, const TensorView &out);
+                    bool transposeB, const TensorView &out, float alpha = 1.0f);
 /// NumPy broadcasting into `out`'s shape.
 absl::Status binary(Binary op, const TensorView &a, const TensorView &b,
                     const TensorView &out);
@@ -71,10 +76,6 @@ absl::Status pickLabels(const TensorView &values, const TensorView &labels,
                         const TensorView &out);
 /// Between any two element types (float to int rounds toward zero).
 absl::Status cast(const TensorView &in, const TensorView &out);
-
-/// Sizes the BLAS thread pool, so that N virtual devices on a machine of C
-/// cores do not oversubscribe it.
-void setBlasThreads(int threads);
 
 } // namespace pc::runtime::cpu
 

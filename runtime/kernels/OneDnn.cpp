@@ -1,0 +1,318 @@
+//===- OneDnn.cpp - The CPU kernels that oneDNN runs ----------------------===//
+
+#include "runtime/kernels/OneDnn.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <mutex>
+#include <optional>
+
+namespace pc::runtime::cpu {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+Dims rowMajorStrides(const Dims &dims) {
+  Dims s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+/// A oneDNN primitive with its engine, stream and argument memories, made
+/// once by `make` on the first call. When oneDNN refuses the shapes (or the
+/// build has no kernel for them), `ready` stays false and the caller runs
+/// its loop instead.
+struct Primitive {
+  std::once_flag once;
+  bool ready = false;
+  dnnl::engine engine;
+  dnnl::stream stream;
+  dnnl::primitive primitive;
+  /// (argument id, memory), in the order run() gets the pointers.
+  std::vector<std::pair<int, memory>> args;
+
+  template <typename Make> void prepare(Make make) {
+    std::call_once(once, [&] {
+      try {
+        engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+        stream = dnnl::stream(engine);
+        make(*this);
+        ready = true;
+      } catch (const dnnl::error &) {
+        ready = false; // The loop runs instead.
+      }
+    });
+  }
+
+  absl::Status run(std::initializer_list<const void *> pointers) {
+    try {
+      std::unordered_map<int, memory> map;
+      size_t i = 0;
+      for (const void *p : pointers) {
+        args[i].second.set_data_handle(const_cast<void *>(p));
+        map.emplace(args[i].first, args[i].second);
+        ++i;
+      }
+      primitive.execute(stream, map);
+      stream.wait();
+      return absl::OkStatus();
+    } catch (const dnnl::error &e) {
+      return absl::InternalError(absl::StrCat("oneDNN: ", e.what()));
+    }
+  }
+
+  /// The next argument run() takes a pointer for.
+  void add(int arg, const memory::desc &md) {
+    args.emplace_back(arg, memory(md, engine, DNNL_MEMORY_NONE));
+  }
+};
+
+memory::desc plainF32(const Dims &dims) {
+  return memory::desc(dims, memory::data_type::f32, rowMajorStrides(dims));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+struct MatmulPlan::Impl {
+  Shape a, b, out;
+  bool ta, tb;
+  float alpha;
+  Primitive p;
+
+  /// The operand `shape` (rows, cols as stored) as a rank-`rank` oneDNN
+  /// operand of logical dims (..., r, c): leading batch dims of 1 added,
+  /// the last two swapped through strides when `transposed`.
+  static memory::desc operand(const Shape &shape, size_t rank,
+                              bool transposed) {
+    Dims dims(rank - shape.size(), 1);
+    dims.insert(dims.end(), shape.begin(), shape.end());
+    Dims strides = rowMajorStrides(dims);
+    if (transposed) {
+      std::swap(dims[rank - 2], dims[rank - 1]);
+      std::swap(strides[rank - 2], strides[rank - 1]);
+    }
+    return memory::desc(dims, memory::data_type::f32, strides);
+  }
+
+  void make(Primitive &p) {
+    size_t rank = out.size();
+    memory::desc da, db, dc;
+    if (b.size() == 2 && !ta && a.size() == rank && rank > 2) {
+      // A weight shared by every batch element: one GEMM over all rows.
+      int64_t rows = product(out) / out[rank - 1];
+      da = operand({rows, a.back()}, 2, false);
+      db = operand(b, 2, tb);
+      dc = plainF32({rows, out.back()});
+    } else {
+      da = operand(a, rank, ta);
+      db = operand(b, rank, tb);
+      dc = plainF32(Dims(out.begin(), out.end()));
+    }
+    dnnl::primitive_attr attr;
+    if (alpha != 1.0f)
+      attr.set_output_scales(0, {alpha});
+    // In run()'s order (not inside one call: argument order is unspecified).
+    p.add(DNNL_ARG_SRC, da);
+    p.add(DNNL_ARG_WEIGHTS, db);
+    p.add(DNNL_ARG_DST, dc);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(da, db, dc), attr,
+                                    p.engine);
+    p.primitive = dnnl::matmul(pd);
+  }
+};
+
+MatmulPlan::MatmulPlan(Shape a, Shape b, bool transposeA, bool transposeB,
+                       Shape out, float alpha)
+    : impl(std::make_shared<Impl>()) {
+  impl->a = std::move(a);
+  impl->b = std::move(b);
+  impl->out = std::move(out);
+  impl->ta = transposeA;
+  impl->tb = transposeB;
+  impl->alpha = alpha;
+}
+
+absl::Status MatmulPlan::run(const TensorView &a, const TensorView &b,
+                             const TensorView &out) const {
+  if (absl::Status s = expectF32(a, "matmul"); !s.ok())
+    return s;
+  size_t rank = out.shape.size();
+  int64_t k = impl->ta ? a.shape[a.shape.size() - 2] : a.shape.back();
+  if (out.numel() == 0 || k == 0 || rank > DNNL_MAX_NDIMS)
+    return matmul(a, b, impl->ta, impl->tb, out, impl->alpha);
+  impl->p.prepare([&](Primitive &p) { impl->make(p); });
+  if (!impl->p.ready)
+    return matmul(a, b, impl->ta, impl->tb, out, impl->alpha);
+  return impl->p.run({a.data(), b.data(), out.data()});
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise functions
+//===----------------------------------------------------------------------===//
+
+struct UnaryPlan::Impl {
+  Unary op;
+  int64_t numel;
+  Primitive p;
+};
+
+UnaryPlan::UnaryPlan(Unary op, int64_t numel) : impl(std::make_shared<Impl>()) {
+  impl->op = op;
+  impl->numel = numel;
+}
+
+namespace {
+/// oneDNN's algorithm (and alpha) for `op`; none for erf, which oneDNN
+/// 2.6 lacks.
+std::optional<std::pair<dnnl::algorithm, float>> algorithmOf(Unary op) {
+  using A = dnnl::algorithm;
+  switch (op) {
+  case Unary::Neg:
+    return std::pair(A::eltwise_linear, -1.0f);
+  case Unary::Exp:
+    return std::pair(A::eltwise_exp, 0.0f);
+  case Unary::Log:
+    return std::pair(A::eltwise_log, 0.0f);
+  case Unary::Tanh:
+    return std::pair(A::eltwise_tanh, 0.0f);
+  case Unary::Relu:
+    return std::pair(A::eltwise_relu, 0.0f);
+  case Unary::Sigmoid:
+    return std::pair(A::eltwise_logistic, 0.0f);
+  case Unary::Gelu:
+    return std::pair(A::eltwise_gelu_erf, 0.0f);
+  case Unary::GeluTanh:
+    return std::pair(A::eltwise_gelu_tanh, 0.0f);
+  case Unary::Sqrt:
+    return std::pair(A::eltwise_sqrt, 0.0f);
+  case Unary::Erf:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+} // namespace
+
+absl::Status UnaryPlan::run(const TensorView &in, const TensorView &out) const {
+  if (absl::Status s = expectF32(in, "unary op"); !s.ok())
+    return s;
+  std::optional<std::pair<dnnl::algorithm, float>> alg = algorithmOf(impl->op);
+  if (!alg || in.numel() == 0)
+    return unary(impl->op, in, out);
+  impl->p.prepare([&](Primitive &p) {
+    memory::desc md = plainF32({impl->numel});
+    p.add(DNNL_ARG_SRC, md);
+    p.add(DNNL_ARG_DST, md);
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                    alg->first, md, alg->second, 0.0f),
+        p.engine);
+    p.primitive = dnnl::eltwise_forward(pd);
+  });
+  if (!impl->p.ready)
+    return unary(impl->op, in, out);
+  return impl->p.run({in.data(), out.data()});
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+struct SoftmaxPlan::Impl {
+  Shape shape;
+  int64_t axis;
+  bool log;
+  Primitive p;
+};
+
+SoftmaxPlan::SoftmaxPlan(Shape shape, int64_t axis, bool log)
+    : impl(std::make_shared<Impl>()) {
+  impl->shape = std::move(shape);
+  impl->axis = axis;
+  impl->log = log;
+}
+
+absl::Status SoftmaxPlan::run(const TensorView &in,
+                              const TensorView &out) const {
+  if (absl::Status s = expectF32(in, "softmax"); !s.ok())
+    return s;
+  if (in.numel() == 0 || in.shape.size() > DNNL_MAX_NDIMS)
+    return softmax(in, impl->axis, impl->log, out);
+  impl->p.prepare([&](Primitive &p) {
+    memory::desc md = plainF32(Dims(impl->shape.begin(), impl->shape.end()));
+    p.add(DNNL_ARG_SRC, md);
+    p.add(DNNL_ARG_DST, md);
+    dnnl::softmax_v2_forward::primitive_desc pd(
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                       impl->log
+                                           ? dnnl::algorithm::softmax_log
+                                           : dnnl::algorithm::softmax_accurate,
+                                       md, md, static_cast<int>(impl->axis)),
+        p.engine);
+    p.primitive = dnnl::softmax_v2_forward(pd);
+  });
+  if (!impl->p.ready)
+    return softmax(in, impl->axis, impl->log, out);
+  return impl->p.run({in.data(), out.data()});
+}
+
+//===----------------------------------------------------------------------===//
+// Transpose
+//===----------------------------------------------------------------------===//
+
+struct TransposePlan::Impl {
+  Shape in;
+  std::vector<int64_t> perm;
+  int64_t bytes;
+  Primitive p;
+};
+
+TransposePlan::TransposePlan(Shape in, std::vector<int64_t> perm,
+                             int64_t elementBytes)
+    : impl(std::make_shared<Impl>()) {
+  impl->in = std::move(in);
+  impl->perm = std::move(perm);
+  impl->bytes = elementBytes;
+}
+
+absl::Status TransposePlan::run(const TensorView &in,
+                                const TensorView &out) const {
+  size_t rank = impl->in.size();
+  if (in.numel() == 0 || rank + 1 > DNNL_MAX_NDIMS || rank < 2)
+    return transpose(in, impl->perm, out);
+  impl->p.prepare([&](Primitive &p) {
+    // Only bytes move: 4-byte elements as s32, others as that many u8
+    // (8 as two s32) in an innermost dim, so no value is ever converted.
+    memory::data_type type =
+        impl->bytes % 4 == 0 ? memory::data_type::s32 : memory::data_type::u8;
+    int64_t inner = impl->bytes % 4 == 0 ? impl->bytes / 4 : impl->bytes;
+    Dims inDims(impl->in.begin(), impl->in.end());
+    inDims.push_back(inner);
+    Dims inStrides = rowMajorStrides(inDims);
+    Dims dims, strides;
+    for (int64_t d : impl->perm) {
+      dims.push_back(inDims[d]);
+      strides.push_back(inStrides[d]);
+    }
+    dims.push_back(inner);
+    strides.push_back(1);
+    memory::desc src(dims, type, strides);
+    memory::desc dst(dims, type, rowMajorStrides(dims));
+    p.add(DNNL_ARG_FROM, src);
+    p.add(DNNL_ARG_TO, dst);
+    p.primitive = dnnl::reorder(
+        dnnl::reorder::primitive_desc(p.engine, src, p.engine, dst));
+  });
+  if (!impl->p.ready)
+    return transpose(in, impl->perm, out);
+  return impl->p.run({in.data(), out.data()});
+}
+
+} // namespace pc::runtime::cpu

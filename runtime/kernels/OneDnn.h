@@ -1,0 +1,77 @@
+//===- OneDnn.h - The CPU kernels that oneDNN runs -------------*- C++ -*-===//
+//
+// Matmul, elementwise math, softmax and transposes on the CPU come from
+// oneDNN (Debian's libdnnl, 2.6): its JIT kernels use the machine's widest
+// vectors (AVX-512 where there is one) and measure about 5x OpenBLAS on the
+// matmuls of a GPT (bench/gpt_step.sh). Each op instance gets a plan: its
+// shapes are fixed by the IR, so the oneDNN primitive is made once, on the
+// first call, on the thread that runs it. That thread is a device's stream
+// worker, and oneDNN sizes a primitive's parallelism from that thread's
+// OpenMP setting: the device's threads (CpuDevice), never a process-wide
+// one.
+//
+// oneDNN is hidden behind these classes, so that its header stays out of
+// the rest of the runtime. A plan whose primitive oneDNN cannot make (a
+// shape it does not take) falls back to the loops of CpuKernels.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_KERNELS_ONEDNN_H
+#define PC_RUNTIME_KERNELS_ONEDNN_H
+
+#include "runtime/kernels/CpuKernels.h"
+
+#include <memory>
+
+namespace pc::runtime::cpu {
+
+/// `out` = alpha · op(a) · op(b), batched with NumPy-broadcast batch dims.
+class MatmulPlan {
+public:
+  MatmulPlan(Shape a, Shape b, bool transposeA, bool transposeB, Shape out,
+             float alpha = 1.0f);
+  absl::Status run(const TensorView &a, const TensorView &b,
+                   const TensorView &out) const;
+
+private:
+  struct Impl;
+  std::shared_ptr<Impl> impl;
+};
+
+/// One elementwise function over `numel` f32 values.
+class UnaryPlan {
+public:
+  UnaryPlan(Unary op, int64_t numel);
+  absl::Status run(const TensorView &in, const TensorView &out) const;
+
+private:
+  struct Impl;
+  std::shared_ptr<Impl> impl;
+};
+
+/// Softmax or log-softmax of f32 values along `axis` (non-negative).
+class SoftmaxPlan {
+public:
+  SoftmaxPlan(Shape shape, int64_t axis, bool log);
+  absl::Status run(const TensorView &in, const TensorView &out) const;
+
+private:
+  struct Impl;
+  std::shared_ptr<Impl> impl;
+};
+
+/// `out` = the dims of `in` permuted by `perm`, for elements of any type:
+/// only bytes move.
+class TransposePlan {
+public:
+  TransposePlan(Shape in, std::vector<int64_t> perm, int64_t elementBytes);
+  absl::Status run(const TensorView &in, const TensorView &out) const;
+
+private:
+  struct Impl;
+  std::shared_ptr<Impl> impl;
+};
+
+} // namespace pc::runtime::cpu
+
+#endif // PC_RUNTIME_KERNELS_ONEDNN_H
