@@ -86,6 +86,28 @@ std::optional<PipelinePlan> pipelinePlan(ModuleOp m) {
 
 } // namespace
 
+std::vector<Parameter> Program::parameters() const {
+  std::vector<Parameter> out;
+  if (!impl)
+    return out;
+  for (auto p : programs().getOps<ParamOp>()) {
+    Parameter param;
+    param.name = p.getSymName().str();
+    auto type = cast<RankedTensorType>(p.getType());
+    param.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (absl::StatusOr<runtime::CommType> t = runtime::commTypeOf(type); t.ok())
+      param.type = *t;
+    if (SbpAttr sbp = getSbp(type)) {
+      llvm::raw_string_ostream os(param.layout);
+      os << sbp;
+    }
+    param.trainable = p.getTrainable();
+    param.optimizerState = attrs::isOptimizerState(p);
+    out.push_back(std::move(param));
+  }
+  return out;
+}
+
 std::string Program::plan() const {
   if (!impl)
     return "";

@@ -77,6 +77,20 @@ struct Port {
   runtime::CommType type = runtime::CommType::F32;
 };
 
+/// A parameter of a program: a model weight, or optimizer state.
+struct Parameter {
+  std::string name;
+  std::vector<int64_t> shape;
+  runtime::CommType type = runtime::CommType::F32;
+  /// Its SBP layout as the IR writes it, e.g. "#pc.sbp<@m, [B, S(1)]>";
+  /// empty when it has none.
+  std::string layout;
+  bool trainable = true;
+  /// State that pc-optimizer added (moments, the step counter), which a
+  /// checkpoint holds and model weights do not.
+  bool optimizerState = false;
+};
+
 class Program {
 public:
   const std::string &graph() const { return graphName; }
@@ -105,6 +119,8 @@ public:
   /// outputs, by position.
   const std::vector<Port> &inputs() const { return inputPorts; }
   const std::vector<Port> &outputs() const { return outputPorts; }
+  /// Every parameter of the programs, in the order the IR declares them.
+  std::vector<Parameter> parameters() const;
   /// Inputs drawn from `seed` that the graph accepts: ids and labels within
   /// the tables and classes they index. Per-device programs given without
   /// their logical graph get uniform floats in [-1, 1) and ids of 0.
@@ -204,6 +220,9 @@ struct Report {
   /// Per iteration: when its last firing finished (µs from the run's start).
   std::vector<double> iterationDoneUs;
   std::vector<double> losses; // every trainStep so far
+  /// Tensors of the last load() that matched no parameter and were skipped
+  /// (a training checkpoint's optimizer state, read by a forward program).
+  std::vector<std::string> skippedTensors;
   /// The last training step's rate, and its gradients' global norm (when
   /// the optimizer clips).
   double lr = 0;
@@ -236,10 +255,11 @@ public:
   absl::Status save(const std::string &path, bool sharded = false);
   /// Resumes from a checkpoint (either format, any mesh or process layout).
   absl::Status load(const std::string &path);
-  /// Starts the parameters from a .safetensors file of logical tensors by
-  /// name; with `requireAll` every parameter must be there, else the
-  /// missing ones (optimizer state) keep their initializers.
-  absl::Status loadParameters(const std::string &path, bool requireAll);
+  /// Starts the weights from a .safetensors file of logical tensors by
+  /// name: every model weight must be there, and every tensor must match a
+  /// parameter (an error names the ones that do not); optimizer state not
+  /// in the file keeps its initializer.
+  absl::Status loadParameters(const std::string &path);
   /// Replaces the learning-rate schedule (lr, schedule, warmupSteps,
   /// totalSteps, minLr) for the next steps; the optimizer's kind and
   /// constants are compiled into the program and stay.

@@ -297,22 +297,29 @@ absl::Status Session::load(const std::string &path) {
   absl::StatusOr<runtime::LoadedCheckpoint> ck = runtime::readCheckpoint(path);
   if (!ck.ok())
     return ck.status();
-  if (absl::Status s = cpu->load(std::move(ck->tensors)); !s.ok())
-    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  absl::StatusOr<std::vector<std::string>> skipped =
+      cpu->load(std::move(ck->tensors));
+  if (!skipped.ok())
+    return absl::Status(skipped.status().code(),
+                        absl::StrCat(path, ": ", skipped.status().message()));
+  last.skippedTensors = *std::move(skipped);
   step = ck->step;
   last.step = step;
   return absl::OkStatus();
 }
 
-absl::Status Session::loadParameters(const std::string &path, bool requireAll) {
+absl::Status Session::loadParameters(const std::string &path) {
   if (absl::Status s = usable("loadParameters"); !s.ok())
     return s;
   absl::StatusOr<std::map<std::string, runtime::Input>> values =
       runtime::mapSafetensors(path);
   if (!values.ok())
     return values.status();
-  if (absl::Status s = cpu->load(std::move(*values), requireAll); !s.ok())
-    return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  absl::StatusOr<std::vector<std::string>> loaded =
+      cpu->load(std::move(*values), runtime::CpuSession::LoadKind::Weights);
+  if (!loaded.ok())
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat(path, ": ", loaded.status().message()));
   return absl::OkStatus();
 }
 

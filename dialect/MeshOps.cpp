@@ -118,10 +118,11 @@ LogicalResult MeshOp::verify() {
   constexpr int64_t kMaxDevices = int64_t(1) << 20;
   int64_t devices = 1;
   for (int64_t size : shape) {
-    devices *= size;
-    if (devices > kMaxDevices)
+    // Compared before multiplying: the product of huge sizes overflows.
+    if (size > kMaxDevices / devices)
       return emitOpError() << "has more than " << kMaxDevices
                            << " devices, the most pc supports";
+    devices *= size;
   }
   if (std::optional<ArrayRef<int64_t>> ranks = getRanks()) {
     if (static_cast<int64_t>(ranks->size()) != devices)

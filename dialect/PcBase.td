@@ -63,7 +63,10 @@ def Pc_Dialect : Dialect {
     "::mlir::ArrayAttr":$schedule,
     // On a graph that pc-micro-batch shrank to one micro-batch: per result,
     // its batch dim, or how micro-batches combine it (-1 mean, -2 sum).
-    "::mlir::DenseI64ArrayAttr":$micro_batch
+    "::mlir::DenseI64ArrayAttr":$micro_batch,
+    // On a pc.param that pc-optimizer added for its state (moments, the
+    // step counter): a checkpoint holds it, model weights do not.
+    "::mlir::UnitAttr":$optimizer_state
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -38,6 +38,12 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
       return op->emitOpError() << "'" << name << "' is a unit attribute";
     return success();
   }
+  if (name == pc::attrs::kOptimizerState) {
+    if (!isa<UnitAttr>(value) || !isa<pc::ParamOp>(op))
+      return op->emitOpError("'pc.optimizer_state' is a unit attribute of a "
+                             "pc.param");
+    return success();
+  }
   if (name == pc::attrs::kAction) {
     if (!isa<pc::ActionAttr>(value))
       return op->emitOpError("'pc.action' must be a #pc.action");

@@ -113,6 +113,13 @@ void setStage(Operation *op, int64_t stage) {
               IntegerAttr::get(IntegerType::get(op->getContext(), 64), stage));
 }
 
+bool isOptimizerState(Operation *param) {
+  return param->hasAttr(kOptimizerState);
+}
+void setOptimizerState(Operation *param) {
+  param->setAttr(kOptimizerState, UnitAttr::get(param->getContext()));
+}
+
 bool isBackward(Operation *op) { return op->hasAttr(kBackward); }
 void setBackward(Operation *op) {
   op->setAttr(kBackward, UnitAttr::get(op->getContext()));

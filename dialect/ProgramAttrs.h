@@ -56,6 +56,13 @@ inline constexpr llvm::StringLiteral kSchedule =
     PcDialect::ScheduleAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kMicroBatch =
     PcDialect::MicroBatchAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kOptimizerState =
+    PcDialect::OptimizerStateAttrHelper::getNameStr();
+
+/// A parameter that holds optimizer state (pc-optimizer adds them), not a
+/// model weight.
+bool isOptimizerState(mlir::Operation *param);
+void setOptimizerState(mlir::Operation *param);
 
 //===--- Per-device programs ----------------------------------------------===//
 

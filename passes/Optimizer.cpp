@@ -90,6 +90,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         InitAttr::get(module.getContext(), InitKind::zeros, APFloat(0.0),
                       APFloat(0.0)),
         b.getBoolAttr(false));
+    attrs::setOptimizerState(state);
     ++numStates;
     return state;
   }

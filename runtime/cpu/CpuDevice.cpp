@@ -81,8 +81,27 @@ void CpuAllocator::resetPeak() { peak.store(inUse.load()); }
 // CpuStream
 //===----------------------------------------------------------------------===//
 
+namespace {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PC_TSAN 1
+#endif
+#endif
+/// The threads a stream's kernels get. Under ThreadSanitizer, one: the
+/// OpenMP runtime (libgomp) is not instrumented, so TSan cannot see its
+/// barriers and would report the team's writes as races.
+int streamThreads(int threads) {
+#ifdef PC_TSAN
+  (void)threads;
+  return 1;
+#else
+  return std::max(1, threads);
+#endif
+}
+} // namespace
+
 CpuStream::CpuStream(std::string name, int threads)
-    : streamName(std::move(name)), threads(std::max(1, threads)),
+    : streamName(std::move(name)), threads(streamThreads(threads)),
       worker([this] { run(); }) {}
 
 CpuStream::~CpuStream() {

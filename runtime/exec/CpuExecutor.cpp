@@ -540,23 +540,42 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
   return &devices.emplace(rank, std::move(d)).first->second;
 }
 
-absl::Status CpuSession::load(std::map<std::string, HostTensor> values,
-                              bool requireAll) {
+absl::StatusOr<std::vector<std::string>>
+CpuSession::load(std::map<std::string, HostTensor> values, LoadKind kind) {
   std::map<std::string, Input> inputs;
   for (auto &[name, t] : values)
     inputs.emplace(name, Input::own(std::move(t)));
-  return load(std::move(inputs), requireAll);
+  return load(std::move(inputs), kind);
 }
 
-absl::Status CpuSession::load(std::map<std::string, Input> values,
-                              bool requireAll) {
+absl::StatusOr<std::vector<std::string>>
+CpuSession::load(std::map<std::string, Input> values, LoadKind kind) {
+  std::set<std::string> names;
+  for (auto p : module.getOps<ParamOp>())
+    names.insert(p.getSymName().str());
+  std::vector<std::string> unmatched;
+  for (const auto &[name, value] : values)
+    if (!names.count(name))
+      unmatched.push_back(name);
+  if (kind == LoadKind::Weights && !unmatched.empty()) {
+    size_t shown = std::min<size_t>(unmatched.size(), 4);
+    return absl::InvalidArgumentError(absl::StrCat(
+        unmatched.size() == 1 ? "tensor '" : "tensors '",
+        absl::StrJoin(unmatched.begin(), unmatched.begin() + shown, "', '"),
+        "'",
+        shown < unmatched.size()
+            ? absl::StrCat(" (", unmatched.size(), " in all)")
+            : "",
+        unmatched.size() == 1 ? " matches" : " match",
+        " no parameter of the program"));
+  }
+  std::vector<std::string> missing;
   for (auto p : module.getOps<ParamOp>()) {
     std::string name = p.getSymName().str();
     auto it = values.find(name);
     if (it == values.end()) {
-      if (requireAll)
-        return absl::NotFoundError(
-            absl::StrCat("the parameters have no tensor '", name, "'"));
+      if (kind == LoadKind::Checkpoint || !attrs::isOptimizerState(p))
+        missing.push_back(name);
       continue;
     }
     Shape shape = shapeOf(p.getType());
@@ -570,10 +589,18 @@ absl::Status CpuSession::load(std::map<std::string, Input> values,
           absl::StrJoin(it->second.shape(), "x"), ", the parameter ",
           nameOf(*type), " of shape ", absl::StrJoin(shape, "x")));
   }
+  if (!missing.empty()) {
+    size_t shown = std::min<size_t>(missing.size(), 4);
+    return absl::NotFoundError(absl::StrCat(
+        "no tensor for parameter", missing.size() == 1 ? " '" : "s '",
+        absl::StrJoin(missing.begin(), missing.begin() + shown, "', '"), "'",
+        shown < missing.size() ? absl::StrCat(" (", missing.size(), " in all)")
+                               : ""));
+  }
   std::lock_guard<std::mutex> lock(mu);
   loaded = std::move(values);
   params.clear();
-  return absl::OkStatus();
+  return unmatched;
 }
 
 absl::StatusOr<std::shared_ptr<const Tensor>>

@@ -110,17 +110,28 @@ public:
   CpuSession(mlir::ModuleOp module, uint64_t seed, World *world = nullptr);
   ~CpuSession();
 
+  /// What a load holds.
+  enum class LoadKind {
+    /// Every parameter, optimizer state included. Tensors that match no
+    /// parameter (a training checkpoint read by a forward program) are
+    /// skipped and named in the result.
+    Checkpoint,
+    /// Every model weight; optimizer state given or not (then it keeps its
+    /// initializer). A tensor that matches no parameter is an error: a
+    /// file of misnamed weights never trains from random values.
+    Weights,
+  };
   /// Starts the parameters from `values` (logical tensors by parameter
   /// name) instead of their initializers, resharding them for the programs'
   /// layouts. Each given tensor must have its parameter's logical shape and
-  /// element type; with `requireAll` every parameter must be given (a
-  /// checkpoint), else the missing ones keep their initializers (weights
-  /// without optimizer state).
-  absl::Status load(std::map<std::string, Input> values,
-                    bool requireAll = true);
+  /// element type. Returns the names of the tensors it skipped.
+  absl::StatusOr<std::vector<std::string>>
+  load(std::map<std::string, Input> values,
+       LoadKind kind = LoadKind::Checkpoint);
   /// The same, from tensors in memory.
-  absl::Status load(std::map<std::string, HostTensor> values,
-                    bool requireAll = true);
+  absl::StatusOr<std::vector<std::string>>
+  load(std::map<std::string, HostTensor> values,
+       LoadKind kind = LoadKind::Checkpoint);
 
   /// Runs the per-device programs of `graph` (functions with
   /// pc.graph = graph) on their ranks, feeding each its pieces of the

@@ -125,3 +125,9 @@ pc.mesh @m <["x"=4294967296, "y"=2]>
 
 // expected-error @+1 {{'pc.param' op has the shape 'tensor<9223372036854775807x2xf32>', which has more elements than pc supports (2^48)}}
 pc.param @w : tensor<9223372036854775807x2xf32> = #pc.init<zeros>
+
+// -----
+
+// Sizes whose product overflows 64 bits are refused, not wrapped around.
+// expected-error @+1 {{'pc.mesh' op has more than 1048576 devices, the most pc supports}}
+pc.mesh @overflow <["a"=2, "b"=9223372036854775807]>

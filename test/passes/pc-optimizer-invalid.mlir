@@ -40,3 +40,9 @@ func.func @f(%v: tensor<5xf32>) {
   pc.set_param @w, %v : tensor<5xf32>
   return
 }
+
+// -----
+
+// The mark of optimizer state belongs on parameters only.
+// expected-error @+1 {{'pc.optimizer_state' is a unit attribute of a pc.param}}
+pc.mesh @m <["x"=1]> {pc.optimizer_state}

@@ -12,10 +12,10 @@ pc.param @b : tensor<3xf32> = #pc.init<zeros>
 // The weights get the mesh's replicated layout, and their state its own
 // parameters in that layout; one step counter for the bias corrections.
 // CHECK: pc.param @w : tensor<4x3xf32, #pc.sbp<@m, [B]>>
-// CHECK-NEXT: pc.param @w.adam_m : tensor<4x3xf32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {trainable = false}
-// CHECK-NEXT: pc.param @w.adam_v : tensor<4x3xf32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {trainable = false}
-// CHECK: pc.param @optimizer.step : tensor<f32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {trainable = false}
-// SGD: pc.param @w.momentum : tensor<4x3xf32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {trainable = false}
+// CHECK-NEXT: pc.param @w.adam_m : tensor<4x3xf32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {pc.optimizer_state, trainable = false}
+// CHECK-NEXT: pc.param @w.adam_v : tensor<4x3xf32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {pc.optimizer_state, trainable = false}
+// CHECK: pc.param @optimizer.step : tensor<f32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {pc.optimizer_state, trainable = false}
+// SGD: pc.param @w.momentum : tensor<4x3xf32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {pc.optimizer_state, trainable = false}
 // SGD-NOT: adam
 // SGD-NOT: optimizer.step
 

@@ -404,6 +404,68 @@ TEST(ApiTest, SessionsTrainSaveAndLoad) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ApiTest, WeightsLoadIntoATrainingSessionOnlyWhenTheyAllMatch) {
+  Graph g("train");
+  Mesh m = g.mesh("m", {{"dp", 2}});
+  Value x = g.input("x", {4, 6}, DType::F32, Placement{m, {S(0)}});
+  Value w = g.param("w", {6, 3}, DType::F32, Init::normal(0.5));
+  g.loss(g.reduceMean(g.mul(g.matmul(x, w), g.matmul(x, w)), {0, 1}));
+  CompileOptions options;
+  options.train = true;
+  absl::StatusOr<Program> program = compile(g, options);
+  ASSERT_TRUE(program.ok()) << program.status();
+
+  // The program lists its parameters: the weight, then AdamW's state.
+  std::vector<Parameter> params = program->parameters();
+  ASSERT_EQ(params.size(), 4u);
+  EXPECT_EQ(params[0].name, "w");
+  EXPECT_EQ(params[0].shape, (std::vector<int64_t>{6, 3}));
+  EXPECT_EQ(params[0].layout, "#pc.sbp<@m, [B]>");
+  EXPECT_TRUE(params[0].trainable);
+  EXPECT_FALSE(params[0].optimizerState);
+  EXPECT_EQ(params[1].name, "w.adam_m");
+  EXPECT_TRUE(params[1].optimizerState);
+  EXPECT_FALSE(params[1].trainable);
+  EXPECT_TRUE(params[3].optimizerState); // the step counter
+
+  std::string dir =
+      (std::filesystem::temp_directory_path() / "pc-api-test-weights").string();
+  std::filesystem::create_directories(dir);
+  HostTensor ones = HostTensor::zeros({6, 3}, CommType::F32);
+  for (int64_t i = 0; i < 18; ++i)
+    ones.as<float>()[i] = 1.0f;
+  ASSERT_TRUE(
+      pc::runtime::writeSafetensors(dir + "/good.safetensors", {{"w", ones}})
+          .ok());
+  ASSERT_TRUE(pc::runtime::writeSafetensors(dir + "/renamed.safetensors",
+                                            {{"model.w", ones}})
+                  .ok());
+  ASSERT_TRUE(pc::runtime::writeSafetensors(dir + "/extra.safetensors",
+                                            {{"w", ones}, {"head", ones}})
+                  .ok());
+  auto s = Session::create(*program);
+  ASSERT_TRUE(s.ok());
+  absl::Status renamed = (*s)->loadParameters(dir + "/renamed.safetensors");
+  EXPECT_EQ(renamed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(renamed.message().find("tensor 'model.w' matches no parameter"),
+            std::string::npos)
+      << renamed;
+  absl::Status extra = (*s)->loadParameters(dir + "/extra.safetensors");
+  EXPECT_NE(extra.message().find("tensor 'head' matches no parameter"),
+            std::string::npos)
+      << extra;
+  // The weights alone load; the optimizer state keeps its zeros.
+  ASSERT_TRUE((*s)->loadParameters(dir + "/good.safetensors").ok());
+  HostTensor in = HostTensor::zeros({4, 6}, CommType::F32);
+  for (int64_t i = 0; i < 24; ++i)
+    in.as<float>()[i] = 1.0f;
+  ASSERT_TRUE((*s)->feed("x", in).ok());
+  absl::StatusOr<double> loss = (*s)->trainStep();
+  ASSERT_TRUE(loss.ok()) << loss.status();
+  EXPECT_DOUBLE_EQ(*loss, 36.0); // (x·1)^2 with rows of six ones
+  std::filesystem::remove_all(dir);
+}
+
 } // namespace
 
 namespace {

@@ -374,12 +374,15 @@ int main(int argc, char **argv) {
   // Parameters: from --params (weights; optimizer state keeps its
   // initializers when training), or a checkpoint to resume.
   if (!paramsPath.empty())
-    if (absl::Status s = (*session)->loadParameters(paramsPath, !train);
-        !s.ok())
+    if (absl::Status s = (*session)->loadParameters(paramsPath); !s.ok())
       return failAll(s.ToString());
   if (!loadPath.empty())
     if (absl::Status s = (*session)->load(loadPath); !s.ok())
       return failAll(s.ToString());
+  if (!loadPath.empty() && speaker)
+    for (const std::string &name : (*session)->report().skippedTensors)
+      llvm::errs() << "pc-run: warning: " << loadPath << ": tensor '" << name
+                   << "' matches no parameter of the program (skipped)\n";
 
   bool tracing = !tracePath.empty() || !traceSvg.empty();
   llvm::json::Array stepTimes;

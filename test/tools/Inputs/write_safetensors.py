@@ -1,7 +1,8 @@
 """Writes a .safetensors file for the pc-run tests: an 8-byte little-endian
 header length, the JSON header, then the raw little-endian data.
 
-usage: write_safetensors.py OUT [--drop NAME] [--reshape NAME] [--truncate]
+usage: write_safetensors.py OUT [--drop NAME] [--rename NAME] [--reshape NAME]
+                            [--truncate]
                             [--reference DIR]
 Writes the parameters of examples/mlp_2x2.mlir with fixed random values.
 --reference DIR also writes inputs DIR/arg0.npy, DIR/arg1.npy and the loss
@@ -24,6 +25,9 @@ tensors = {
 }
 if "--drop" in args:
     del tensors[args[args.index("--drop") + 1]]
+if "--rename" in args:
+    name = args[args.index("--rename") + 1]
+    tensors["model." + name] = tensors.pop(name)
 if "--reshape" in args:
     name = args[args.index("--reshape") + 1]
     tensors[name] = tensors[name].reshape(-1)[:16].reshape(4, 4)

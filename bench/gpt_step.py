@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""A GPT training step and forward pass: pc against PyTorch, side by side.
+
+The model of issue 17: 4 layers, hidden 256, 8 heads, vocabulary 512,
+sequence 128, batch 16 (bench/gen_gpt.py writes it; bench/torch_gpt.py is
+the same model in PyTorch, the baseline, installed by bench/setup-torch.sh).
+Each figure is a median of the same run, so the ratios hold on a noisy
+machine:
+
+  - pc on 1 device with 1 thread against PyTorch with 1 thread: a training
+    step (forward, backward, AdamW) and a forward pass;
+  - pc on cpu:2 (data parallel, one thread each) against PyTorch's best
+    single-process step on the machine's cores;
+  - pc's step over its forward pass;
+  - pc's time from session creation to the first step's first kernel, and
+    its per-step time outside kernels (from a trace of the last step).
+
+    bench/gpt_step.py [--build build] [--steps 12] [--repeat 1]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = dict(layers=4, hidden=256, heads=8, vocab=512, seq=128, batch=16)
+
+
+def gen(path, mesh):
+    args = [sys.executable, os.path.join(HERE, "gen_gpt.py"), "--mesh", mesh]
+    for k, v in MODEL.items():
+        args += ["--" + k, str(v)]
+    with open(path, "w") as f:
+        subprocess.run(args, stdout=f, check=True)
+
+
+def pc_run(build, model, out, devices, threads, steps, train):
+    report = os.path.join(out, "report.json")
+    trace = os.path.join(out, "trace.json")
+    args = [os.path.join(build, "bin", "pc-run"), model, "--devices",
+            f"cpu:{devices}", "--threads-per-device", str(threads), "--steps",
+            str(steps), "--report", report]
+    if train:
+        args += ["--train", "--trace", trace]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    with open(report) as f:
+        r = json.load(f)
+    if not train:
+        return {"forward_s": r["steady_step_s"]}
+    walls = [s["wall_s"] for s in r["steps"]]
+    result = {"step_s": statistics.median(walls[2:]), "first_s": walls[0]}
+    # The traced last step: rank 0's kernels, and when the first one began.
+    with open(trace) as f:
+        t = json.load(f)
+    events = t["traceEvents"] if isinstance(t, dict) else t
+    fired = [e for e in events if e.get("ph") == "X" and e.get("pid", 0) == 0
+             and e.get("cat") == "compute"]
+    busy = sum(e["dur"] for e in fired) / 1e6
+    result["kernel_s"] = busy
+    result["bind_s"] = min(e["ts"] for e in fired) / 1e6
+    result["last_step_s"] = walls[-1]
+    return result
+
+
+def torch_run(threads):
+    p = subprocess.run([sys.executable, os.path.join(HERE, "torch_gpt.py"),
+                        str(threads)] + [f"--{k}={v}" for k, v in MODEL.items()],
+                       check=True, capture_output=True, text=True)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--steps", type=int, default=12)
+    a = ap.parse_args()
+    cores = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory() as tmp:
+        one, two = os.path.join(tmp, "gpt1.mlir"), os.path.join(tmp, "gpt2.mlir")
+        gen(one, "1x1")
+        gen(two, "2x1")
+        pc1 = pc_run(a.build, one, tmp, 1, 1, a.steps, True)
+        pcf = pc_run(a.build, one, tmp, 1, 1, a.steps, False)
+        pc2 = pc_run(a.build, two, tmp, 2, 1, a.steps, True)
+        t1 = torch_run(1)
+        tbest = min((torch_run(n) for n in range(1, cores + 1)),
+                    key=lambda r: r["step_s"])
+    rows = [
+        ("training step, 1 device 1 thread vs torch 1 thread",
+         pc1["step_s"], t1["step_s"], "<= 1.0"),
+        ("forward, 1 device 1 thread vs torch 1 thread",
+         pcf["forward_s"], t1["forward_s"], "<= 1.0"),
+        (f"training step, cpu:2 vs torch best ({tbest['threads']} threads)",
+         pc2["step_s"], tbest["step_s"], "<= 0.6"),
+    ]
+    print(f"{'':58s} {'pc s':>8s} {'torch s':>8s} {'ratio':>6s}  target")
+    for name, p, t, target in rows:
+        print(f"{name:58s} {p:8.3f} {t:8.3f} {p / t:6.2f}  {target}")
+    print(f"pc step / pc forward: {pc1['step_s'] / pcf['forward_s']:.2f} "
+          f"(target <= 3.2); torch: {t1['step_s'] / t1['forward_s']:.2f}")
+    outside = max(0.0, pc1["last_step_s"] - pc1["kernel_s"])
+    print(f"pc first step {pc1['first_s']:.3f} s; binding to the first kernel "
+          f"{pc1['bind_s'] * 1e3:.1f} ms; outside kernels "
+          f"{outside * 1e3:.1f} ms of a {pc1['last_step_s'] * 1e3:.1f} ms step "
+          f"({100 * outside / pc1['last_step_s']:.1f}%, target <= 5%)")
+
+
+if __name__ == "__main__":
+    main()
