@@ -146,6 +146,33 @@ LogicalResult CausalMaskOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+
+/// A fused gradient: operands of one shape and element type, and a result
+/// of that type.
+static LogicalResult verifyGrad(Operation *op, Value grad, Value other) {
+  if (failed(verifySameElementType(op, {grad, other})))
+    return failure();
+  if (shapeOf(grad) != shapeOf(other))
+    return op->emitOpError()
+           << "operands have shapes " << shape::str(shapeOf(grad)) << " and "
+           << shape::str(shapeOf(other)) << "; they must be the same";
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  if (result.getShape() != shapeOf(grad) ||
+      result.getElementType() != elemOf(grad))
+    return op->emitOpError() << "result must have the operands' type";
+  return success();
+}
+
+LogicalResult GeluGradOp::verify() {
+  return verifyGrad(*this, getGrad(), getInput());
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  if (failed(shape::normalizeAxis(getAxis(), shapeOf(getGrad()).size(), "axis",
+                                  [&] { return emitOpError(); })))
+    return failure();
+  return verifyGrad(*this, getGrad(), getOutput());
+}
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 
 LogicalResult LayerNormOp::verify() {

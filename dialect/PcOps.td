@@ -327,6 +327,54 @@ class PC_SoftmaxLikeOp<string mnemonic, string what> : PC_ComputeOp<mnemonic> {
     }]>];
 }
 
+def PC_GeluGradOp : PC_ComputeOp<"gelu_grad"> {
+  let summary = "The gradient of pc.gelu, fused";
+  let description = [{
+    `grad · gelu'(input)` in one pass over the elements (the tanh form's
+    derivative with `approximate`): what pc-autodiff emits for `pc.gelu`,
+    instead of the dozen elementwise ops, each a pass over memory, that
+    spell the derivative out. The operands and the result have one type.
+
+    ```mlir
+    %dx = pc.gelu_grad %dy, %x {approximate}
+        : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$grad, PC_FloatTensor:$input,
+                       UnitAttr:$approximate);
+  let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$input,
+                   "bool":$approximate), [{
+      build($_builder, $_state, ::pc::infer::sameAs(grad), grad, input,
+            approximate ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
+    }]>];
+}
+
+def PC_SoftmaxGradOp : PC_ComputeOp<"softmax_grad"> {
+  let summary = "The gradient of pc.softmax, fused";
+  let description = [{
+    `output · (grad − Σ_axis grad · output)`, where `output` is the
+    softmax's result, in one pass per row: what pc-autodiff emits for
+    `pc.softmax` instead of a multiply, a reduction, a subtraction and a
+    multiply. The operands and the result have one type.
+
+    ```mlir
+    %dx = pc.softmax_grad %dy, %p {axis = -1 : i64}
+        : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$grad, PC_FloatTensor:$output,
+                       I64Attr:$axis);
+  let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$output,
+                   "int64_t":$axis), [{
+      build($_builder, $_state, ::pc::infer::sameAs(grad), grad, output,
+            axis);
+    }]>];
+}
+
 def PC_SoftmaxOp : PC_SoftmaxLikeOp<"softmax", "Softmax">;
 def PC_LogSoftmaxOp : PC_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
 
@@ -526,17 +574,20 @@ def PC_CausalMaskOp : PC_ComputeOp<"causal_mask"> {
   let description = [{
     On the last two dims `[query, key]`, keeps entries with `key <= query`
     and sets the others to -infinity, so that a following softmax gives them
-    zero weight. The result has the operand's type.
+    zero weight; with `zero`, to 0 instead (the mask's gradient, which
+    pc-autodiff emits as one op). The result has the operand's type.
 
     ```mlir
     %m = pc.causal_mask %scores : (tensor<4x12x128x128xf32>) -> tensor<4x12x128x128xf32>
+    %g = pc.causal_mask %dm {zero} : (tensor<4x12x128x128xf32>) -> tensor<4x12x128x128xf32>
     ```
   }];
-  let arguments = (ins PC_FloatTensor:$input);
+  let arguments = (ins PC_FloatTensor:$input, UnitAttr:$zero);
   let results = (outs PC_FloatTensor:$result);
   let builders = [
-    OpBuilder<(ins "::mlir::Value":$input), [{
-      build($_builder, $_state, ::pc::infer::sameAs(input), input);
+    OpBuilder<(ins "::mlir::Value":$input, CArg<"bool", "false">:$zero), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input,
+            zero ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
     }]>];
 }
 

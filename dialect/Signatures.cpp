@@ -202,6 +202,33 @@ void SoftmaxOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
 }
 double SoftmaxOp::getComputeCost() { return 5 * numel(getType()); }
 
+namespace {
+/// A fused gradient of two same-shape operands, linear in the first: both
+/// split alike on any dim but `skip`, or a partial gradient against a
+/// replicated second operand.
+void gradSignatures(Shapes in, int64_t axisSize, Sigs &out, int64_t skip) {
+  addReplicated(out, 2, 1);
+  for (int64_t d = 0, r = in[0].size(); d < r; ++d)
+    if (d != skip && in[0][d] >= axisSize)
+      add(out, {S(d), S(d)}, {S(d)});
+  add(out, {P(), B}, {P()});
+}
+} // namespace
+
+void GeluGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                  Sigs &out) {
+  gradSignatures(in, axisSize, out, -1);
+}
+double GeluGradOp::getComputeCost() { return 20 * numel(getType()); }
+
+void SoftmaxGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                     Sigs &out) {
+  int64_t rank = in[0].size();
+  gradSignatures(in, axisSize, out,
+                 (static_cast<int64_t>(getAxis()) + rank) % rank);
+}
+double SoftmaxGradOp::getComputeCost() { return 4 * numel(getType()); }
+
 void LogSoftmaxOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                     Sigs &out) {
   addReplicated(out, 1, 1);

@@ -192,38 +192,20 @@ LogicalResult buildGradients(GradientContext &c,
         return success();
       })
       .Case([&](GeluOp g) {
+        // One fused op: the derivative spelt out is a dozen passes over
+        // memory.
         set(0, [&] {
-          Value x2 = e.mul(x, x), d;
-          if (g.getApproximate()) {
-            // 0.5(1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k(x +
-            // c x^3)).
-            double k = std::sqrt(2 / M_PI), cubic = 0.044715;
-            Value t =
-                e.tanh(e.scale(e.add(x, e.scale(e.mul(x2, x), cubic)), k));
-            Value one = e.scalar(1, x);
-            Value left = e.scale(e.add(one, t), 0.5);
-            Value right =
-                e.mul(e.scale(e.mul(x, e.sub(one, e.mul(t, t))), 0.5 * k),
-                      e.add(one, e.scale(x2, 3 * cubic)));
-            d = e.add(left, right);
-          } else {
-            // Phi(x) + x phi(x).
-            Value cdf = e.scale(
-                e.add(e.scalar(1, x), e.erf(e.scale(x, 1 / std::sqrt(2.0)))),
-                0.5);
-            Value pdf =
-                e.scale(e.exp(e.scale(x2, -0.5)), 1 / std::sqrt(2 * M_PI));
-            d = e.add(cdf, e.mul(x, pdf));
-          }
-          return e.mul(dy, d);
+          return GeluGradOp::create(c.builder, op->getLoc(), dy, x,
+                                    g.getApproximate())
+              .getResult();
         });
         return success();
       })
       .Case([&](SoftmaxOp s) {
         set(0, [&] {
-          int64_t axis = static_cast<int64_t>(s.getAxis());
-          Value dot = e.sum(e.mul(dy, y), {axis}, /*keepdim=*/true);
-          return e.mul(y, e.sub(dy, dot));
+          return SoftmaxGradOp::create(c.builder, op->getLoc(), dy, y,
+                                       s.getAxis())
+              .getResult();
         });
         return success();
       })
@@ -365,11 +347,11 @@ LogicalResult buildGradients(GradientContext &c,
         return success();
       })
       .Case([&](CausalMaskOp) {
-        // exp of the mask of zeros: 1 where kept, 0 where masked.
+        // The gradient where kept, 0 where masked: one pass, no constant.
         set(0, [&] {
-          Value keep = e.exp(CausalMaskOp::create(
-              c.builder, op->getLoc(), e.fill(0, shapeOf(dy), elemOf(dy))));
-          return e.mul(dy, keep);
+          return CausalMaskOp::create(c.builder, op->getLoc(), dy,
+                                      /*zero=*/true)
+              .getResult();
         });
         return success();
       })

@@ -478,9 +478,24 @@ void registerCpuComputeKernels(KernelRegistry &r) {
                   return cpu::embedding(*in[0], *in[1], zero, out);
                 };
               }));
-  addWidening(r, "pc.causal_mask", simple<CausalMaskOp>([](CausalMaskOp) {
-                return [](Inputs in, Tensor &out) {
-                  return cpu::causalMask(*in[0], out);
+  addWidening(r, "pc.causal_mask", simple<CausalMaskOp>([](CausalMaskOp m) {
+                bool zero = m.getZero();
+                return [zero](Inputs in, Tensor &out) {
+                  return cpu::causalMask(*in[0], out, zero);
+                };
+              }));
+  addWidening(r, "pc.gelu_grad", simple<GeluGradOp>([](GeluGradOp g) {
+                cpu::GeluGradPlan plan(product(shapeOf(g.getType())),
+                                       g.getApproximate());
+                return [plan](Inputs in, Tensor &out) {
+                  return plan.run(*in[0], *in[1], out);
+                };
+              }));
+  addWidening(r, "pc.softmax_grad", simple<SoftmaxGradOp>([](SoftmaxGradOp s) {
+                int64_t rank = shapeOf(s.getType()).size();
+                int64_t axis = axisIn(s.getAxis(), rank);
+                return [axis](Inputs in, Tensor &out) {
+                  return cpu::softmaxGrad(*in[0], *in[1], axis, out);
                 };
               }));
   addWidening(r, "pc.cross_entropy", simple<CrossEntropyOp>([](CrossEntropyOp) {

@@ -495,20 +495,55 @@ absl::Status compare(Comparison op, const TensorView &a, const TensorView &b,
   return absl::OkStatus();
 }
 
-absl::Status causalMask(const TensorView &in, const TensorView &out) {
+absl::Status causalMask(const TensorView &in, const TensorView &out,
+                        bool zero) {
   if (absl::Status s = expectF32(in, "causal mask"); !s.ok())
     return s;
   size_t rank = in.shape.size();
   int64_t q = in.shape[rank - 2], k = in.shape[rank - 1];
   const float *x = in.as<float>();
   float *y = out.as<float>();
-  const float inf = std::numeric_limits<float>::infinity();
+  const float fill = zero ? 0.0f : -std::numeric_limits<float>::infinity();
   // Row r of each q x k matrix keeps its first r + 1 columns.
   for (int64_t row = 0, rows = k ? in.numel() / k : 0; row < rows; ++row) {
     int64_t keep = std::min(k, row % q + 1);
     std::copy_n(x + row * k, keep, y + row * k);
-    std::fill(y + row * k + keep, y + (row + 1) * k, -inf);
+    std::fill(y + row * k + keep, y + (row + 1) * k, fill);
   }
+  return absl::OkStatus();
+}
+
+absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
+                         int64_t axis, const TensorView &out) {
+  if (absl::Status s = expectF32(dy, "softmax grad"); !s.ok())
+    return s;
+  int64_t outer = product(Shape(y.shape.begin(), y.shape.begin() + axis));
+  int64_t len = y.shape[axis];
+  int64_t inner = product(Shape(y.shape.begin() + axis + 1, y.shape.end()));
+  const float *g = dy.as<float>(), *p = y.as<float>();
+  float *r = out.as<float>();
+  if (inner == 1) {
+    // Rows of the last dim: a dot product, then one vectorized pass.
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *gr = g + o * len, *pr = p + o * len;
+      float *rr = r + o * len;
+      float dot = 0;
+      for (int64_t i = 0; i < len; ++i)
+        dot += gr[i] * pr[i];
+      for (int64_t i = 0; i < len; ++i)
+        rr[i] = pr[i] * (gr[i] - dot);
+    }
+    return absl::OkStatus();
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < inner; ++j) {
+      auto at = [&](int64_t i) { return (o * len + i) * inner + j; };
+      float dot = 0;
+      for (int64_t i = 0; i < len; ++i)
+        dot += g[at(i)] * p[at(i)];
+      for (int64_t i = 0; i < len; ++i)
+        r[at(i)] = p[at(i)] * (g[at(i)] - dot);
+    }
   return absl::OkStatus();
 }
 

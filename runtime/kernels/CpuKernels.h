@@ -60,7 +60,12 @@ absl::Status transpose(const TensorView &in, std::span<const int64_t> perm,
                        const TensorView &out);
 absl::Status embedding(const TensorView &ids, const TensorView &table,
                        bool zeroOutOfRange, const TensorView &out);
-absl::Status causalMask(const TensorView &in, const TensorView &out);
+/// Masked entries become -infinity, or 0 with `zero` (the mask's gradient).
+absl::Status causalMask(const TensorView &in, const TensorView &out,
+                        bool zero = false);
+/// `y · (dy − Σ_axis dy · y)`, the softmax's gradient through its output.
+absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
+                         int64_t axis, const TensorView &out);
 /// 1 where `a op b` holds, else 0 (NumPy broadcasting into `out`'s shape).
 absl::Status compare(Comparison op, const TensorView &a, const TensorView &b,
                      const TensorView &out);

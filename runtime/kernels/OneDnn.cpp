@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cmath>
 #include <mutex>
 #include <optional>
 
@@ -219,6 +220,44 @@ absl::Status UnaryPlan::run(const TensorView &in, const TensorView &out) const {
   if (!impl->p.ready)
     return unary(impl->op, in, out);
   return impl->p.run({in.data(), out.data()});
+}
+
+//===----------------------------------------------------------------------===//
+// The gradient of GELU
+//===----------------------------------------------------------------------===//
+
+GeluGradPlan::GeluGradPlan(int64_t numel, bool approximate)
+    : tanh(Unary::Tanh, numel), approximate(approximate) {}
+
+absl::Status GeluGradPlan::run(const TensorView &dy, const TensorView &x,
+                               const TensorView &out) const {
+  if (absl::Status s = expectF32(x, "gelu grad"); !s.ok())
+    return s;
+  const float *g = dy.as<float>(), *v = x.as<float>();
+  float *r = out.as<float>();
+  int64_t n = x.numel();
+  if (!approximate) {
+    // Φ(x) + x φ(x); erf has no oneDNN kernel.
+    const float invSqrt2 = 1.0f / std::sqrt(2.0f);
+    const float invSqrt2Pi = 1.0f / std::sqrt(2.0f * static_cast<float>(M_PI));
+    for (int64_t i = 0; i < n; ++i)
+      r[i] = g[i] * (0.5f * (1.0f + std::erf(v[i] * invSqrt2)) +
+                     v[i] * std::exp(-0.5f * v[i] * v[i]) * invSqrt2Pi);
+    return absl::OkStatus();
+  }
+  // t = tanh(k (x + c x³)), computed in `out`; then
+  // dy · (0.5 (1 + t) + 0.5 x (1 − t²) k (1 + 3 c x²)).
+  const float k = std::sqrt(2.0f / static_cast<float>(M_PI)), c = 0.044715f;
+  for (int64_t i = 0; i < n; ++i)
+    r[i] = k * (v[i] + c * v[i] * v[i] * v[i]);
+  if (absl::Status s = tanh.run(out, out); !s.ok())
+    return s;
+  for (int64_t i = 0; i < n; ++i) {
+    float t = r[i];
+    r[i] = g[i] * (0.5f * (1.0f + t) + 0.5f * v[i] * (1.0f - t * t) * k *
+                                           (1.0f + 3.0f * c * v[i] * v[i]));
+  }
+  return absl::OkStatus();
 }
 
 //===----------------------------------------------------------------------===//

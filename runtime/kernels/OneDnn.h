@@ -49,6 +49,19 @@ private:
   std::shared_ptr<Impl> impl;
 };
 
+/// `dy · gelu'(x)` over `numel` f32 values, the tanh form's derivative
+/// with `approximate`: oneDNN's tanh between two vectorized loops.
+class GeluGradPlan {
+public:
+  GeluGradPlan(int64_t numel, bool approximate);
+  absl::Status run(const TensorView &dy, const TensorView &x,
+                   const TensorView &out) const;
+
+private:
+  UnaryPlan tanh;
+  bool approximate;
+};
+
 /// Softmax or log-softmax of f32 values along `axis` (non-negative).
 class SoftmaxPlan {
 public:

@@ -420,6 +420,24 @@ absl::Status Evaluator::eval(Operation *op) {
           return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
         });
       })
+      .Case([&](GeluGradOp g) {
+        bool approx = g.getApproximate();
+        return binary([approx](double dy, double x) {
+          if (approx) {
+            double k = std::sqrt(2 / M_PI), c = 0.044715;
+            double t = std::tanh(k * (x + c * x * x * x));
+            return dy * (0.5 * (1 + t) +
+                         0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x));
+          }
+          return dy * (0.5 * (1 + std::erf(x / std::sqrt(2.0))) +
+                       x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI));
+        });
+      })
+      .Case([&](SoftmaxGradOp s) {
+        int64_t rank = in(0).shape.size();
+        set(softmaxGrad(in(0), in(1), (int64_t(s.getAxis()) + rank) % rank));
+        return absl::OkStatus();
+      })
       .Case([&](CastOp) {
         return unary(
             [intResult](double x) { return intResult ? std::trunc(x) : x; });
@@ -495,8 +513,8 @@ absl::Status Evaluator::eval(Operation *op) {
         set(*r);
         return absl::OkStatus();
       })
-      .Case([&](CausalMaskOp) {
-        set(causalMask(in(0)));
+      .Case([&](CausalMaskOp m) {
+        set(causalMask(in(0), m.getZero()));
         return absl::OkStatus();
       })
       .Case([&](CrossEntropyOp) -> absl::Status {

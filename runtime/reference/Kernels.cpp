@@ -275,15 +275,32 @@ Array embeddingGrad(const Array &ids, const Array &grad, int64_t rows) {
   return r;
 }
 
-Array causalMask(const Array &a) {
+Array causalMask(const Array &a, bool zero) {
   Array r = a;
   size_t rank = a.shape.size();
   int64_t q = a.shape[rank - 2], k = a.shape[rank - 1];
   for (int64_t i = 0; i < r.size(); ++i) {
     int64_t col = i % k, row = (i / k) % q;
     if (col > row)
-      r.data[i] = -std::numeric_limits<double>::infinity();
+      r.data[i] = zero ? 0.0 : -std::numeric_limits<double>::infinity();
   }
+  return r;
+}
+
+Array softmaxGrad(const Array &dy, const Array &y, int64_t axis) {
+  Array r = dy;
+  int64_t outer = product(Shape(y.shape.begin(), y.shape.begin() + axis));
+  int64_t len = y.shape[axis];
+  int64_t inner = product(Shape(y.shape.begin() + axis + 1, y.shape.end()));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t i) { return (o * len + i) * inner + in; };
+      double dot = 0;
+      for (int64_t i = 0; i < len; ++i)
+        dot += dy.data[at(i)] * y.data[at(i)];
+      for (int64_t i = 0; i < len; ++i)
+        r.data[at(i)] = y.data[at(i)] * (dy.data[at(i)] - dot);
+    }
   return r;
 }
 

@@ -40,7 +40,10 @@ void place(Array &into, const Array &piece, const Shape &start);
 Array concat(const std::vector<Array> &parts, int64_t axis);
 absl::StatusOr<Array> embedding(const Array &ids, const Array &table,
                                 bool zeroOutOfRange);
-Array causalMask(const Array &a);
+/// Masked entries become -infinity, or 0 with `zero`.
+Array causalMask(const Array &a, bool zero = false);
+/// `y · (dy − Σ_axis dy · y)`: the gradient of softmax through its output.
+Array softmaxGrad(const Array &dy, const Array &y, int64_t axis);
 /// `labels` as one-hot rows of `classes` (zeros for a label outside).
 Array oneHot(const Array &labels, int64_t classes);
 /// The transpose of embedding: rows of `grad` summed into a `rows`-row

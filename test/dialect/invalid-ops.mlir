@@ -471,3 +471,35 @@ func.func @f(%ids: tensor<4xi64>, %g: tensor<4x8xf32>) {
   %0 = pc.embedding_grad %ids, %g : (tensor<4xi64>, tensor<4x8xf32>) -> tensor<16x8xf16>
   return
 }
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pc.gelu_grad' op operands have shapes 8x4 and 4x8; they must be the same}}
+  %0 = pc.gelu_grad %dy, %x : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %x: tensor<8x4xbf16>) {
+  // expected-error @+1 {{'pc.gelu_grad' op operand #1 has element type 'bf16' but operand #0 has 'f32'}}
+  %0 = pc.gelu_grad %dy, %x : (tensor<8x4xf32>, tensor<8x4xbf16>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %y: tensor<8x4xf32>) {
+  // expected-error @+1 {{'pc.softmax_grad' op result must have the operands' type}}
+  %0 = pc.softmax_grad %dy, %y {axis = 1 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %y: tensor<8x4xf32>) {
+  // expected-error @+1 {{'pc.softmax_grad' op}}
+  %0 = pc.softmax_grad %dy, %y {axis = 2 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return
+}

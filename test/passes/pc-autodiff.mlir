@@ -49,3 +49,23 @@ func.func @inference(%x: tensor<8x4xf32>) -> tensor<8x3xf32> {
   %h = pc.matmul %x, %w : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
   return %h : tensor<8x3xf32>
 }
+
+// Attention's and the MLP's nonlinearities get fused gradients: one op each
+// for the GELU and the softmax, and the causal mask's gradient is the mask
+// of the gradient with zeros (no mask constant, no exp, no multiply).
+pc.param @a : tensor<2x4x4xf32> = #pc.init<normal(std = 0.1)>
+
+// CHECK-LABEL: func.func @attention
+func.func @attention() -> (tensor<f32> {pc.loss}) {
+  %a = pc.get_param @a : tensor<2x4x4xf32>
+  %m = pc.causal_mask %a : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p = pc.softmax %m {axis = -1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %g = pc.gelu %p {approximate} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %l = pc.reduce_sum %g {axes = array<i64: 0, 1, 2>} : (tensor<2x4x4xf32>) -> tensor<f32>
+  // CHECK: %[[DP:.*]] = pc.gelu_grad %{{.*}}, %[[P:[^ ]*]] {approximate}
+  // CHECK-NEXT: %[[DM:.*]] = pc.softmax_grad %[[DP]], %[[P]] {axis = -1 : i64}
+  // CHECK-NEXT: %[[DA:.*]] = pc.causal_mask %[[DM]] {zero}
+  // CHECK-NOT: pc.exp
+  // CHECK: return %{{.*}}, %[[DA]]
+  return %l : tensor<f32>
+}
