@@ -68,17 +68,32 @@ public:
   /// An uninitialized tensor from `allocator`.
   static absl::StatusOr<Tensor>
   allocate(Allocator &allocator, std::vector<int64_t> shape, CommType type);
+  /// `base`'s elements under `shape` (as many elements), sharing its
+  /// memory, which the view keeps alive: a reshape moves no bytes. Tensors
+  /// are immutable once made, so sharing is safe.
+  static Tensor reshaped(std::shared_ptr<const Tensor> base,
+                         std::vector<int64_t> shape) {
+    Tensor t;
+    t.shape = std::move(shape);
+    t.type = base->type;
+    t.base = std::move(base);
+    return t;
+  }
 
   std::vector<int64_t> shape;
   CommType type = CommType::F32;
 
-  char *data() const { return static_cast<char *>(buffer.data()); }
-  size_t byteSize() const { return buffer.bytes(); }
+  char *data() const {
+    return base ? base->data() : static_cast<char *>(buffer.data());
+  }
+  size_t byteSize() const { return base ? base->byteSize() : buffer.bytes(); }
   int64_t numel() const { return product(shape); }
   template <typename T> T *as() const { return reinterpret_cast<T *>(data()); }
 
 private:
   Buffer buffer;
+  /// The tensor a view shares its memory with (none: it owns `buffer`).
+  std::shared_ptr<const Tensor> base;
 };
 
 } // namespace pc::runtime
