@@ -163,6 +163,28 @@ static LogicalResult verifyGrad(Operation *op, Value grad, Value other) {
   return success();
 }
 
+LogicalResult AdamUpdateOp::verify() {
+  ArrayRef<int64_t> shape = shapeOf(getWeight());
+  for (auto [i, v] : llvm::enumerate(getOperands())) {
+    if (!elemOf(v).isF32())
+      return emitOpError() << "operand #" << i << " must be f32, not "
+                           << elemOf(v);
+    if (i < 4 && shapeOf(v) != shape)
+      return emitOpError() << "operand #" << i << " has shape "
+                           << shape::str(shapeOf(v)) << "; the weight's is "
+                           << shape::str(shape);
+    if (i >= 4 && !shapeOf(v).empty())
+      return emitOpError() << "operand #" << i << " must be a scalar (rank 0)";
+  }
+  for (Value r : getResults())
+    if (shapeOf(r) != shape || !elemOf(r).isF32())
+      return emitOpError("results must have the weight's type");
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
+    return emitOpError("beta1 and beta2 must be in [0, 1)");
+  return success();
+}
+
 LogicalResult GeluGradOp::verify() {
   return verifyGrad(*this, getGrad(), getInput());
 }

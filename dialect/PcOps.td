@@ -375,6 +375,43 @@ def PC_SoftmaxGradOp : PC_ComputeOp<"softmax_grad"> {
     }]>];
 }
 
+def PC_AdamUpdateOp : PC_ComputeOp<"adam_update"> {
+  let summary = "One Adam or AdamW step of a weight and its moments, fused";
+  let description = [{
+    In one pass over the elements, with `m`, `v` the moments, `g` the
+    gradient and the scalars `lr` and the bias corrections `c1`, `c2`:
+
+    ```
+    m' = m·β1 + g·(1 − β1)
+    v' = v·β2 + g²·(1 − β2)
+    w' = w − lr·(m'/c1 / (√(v'/c2) + ε) + weight_decay·w)
+    ```
+
+    in f32, in this order, so that it equals the elementwise ops it
+    replaces bit for bit. `weight_decay` is AdamW's decoupled decay (0 for
+    Adam, whose L2 term is in `g`). pc-optimizer emits it, and stores the
+    three results with pc.set_param. The tensors have one shape; the
+    scalars are rank 0; all are f32.
+
+    ```mlir
+    %w2, %m2, %v2 = pc.adam_update %w, %g, %m, %v, %lr, %c1, %c2
+        {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
+         weight_decay = 0.01 : f64}
+        : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>,
+           tensor<f32>, tensor<f32>, tensor<f32>)
+        -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$weight, PC_FloatTensor:$grad,
+                       PC_FloatTensor:$m, PC_FloatTensor:$v,
+                       PC_FloatTensor:$lr, PC_FloatTensor:$bias_correction1,
+                       PC_FloatTensor:$bias_correction2, F64Attr:$beta1,
+                       F64Attr:$beta2, F64Attr:$epsilon,
+                       F64Attr:$weight_decay);
+  let results = (outs PC_FloatTensor:$new_weight, PC_FloatTensor:$new_m,
+                      PC_FloatTensor:$new_v);
+}
+
 def PC_SoftmaxOp : PC_SoftmaxLikeOp<"softmax", "Softmax">;
 def PC_LogSoftmaxOp : PC_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
 

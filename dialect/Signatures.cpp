@@ -215,6 +215,19 @@ void gradSignatures(Shapes in, int64_t axisSize, Sigs &out, int64_t skip) {
 }
 } // namespace
 
+void AdamUpdateOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                    Sigs &out) {
+  addReplicated(out, 7, 3);
+  // The weight, its gradient and moments split alike; the scalars are
+  // replicated.
+  for (int64_t d = 0, r = in[0].size(); d < r; ++d)
+    if (in[0][d] >= axisSize)
+      add(out, {S(d), S(d), S(d), S(d), B, B, B}, {S(d), S(d), S(d)});
+}
+double AdamUpdateOp::getComputeCost() {
+  return 16 * numel(getWeight().getType());
+}
+
 void GeluGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                   Sigs &out) {
   gradSignatures(in, axisSize, out, -1);

@@ -170,8 +170,9 @@ Value emitVocabParallelCrossEntropy(OpBuilder &b, CrossEntropyOp ce,
 LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
                           RankView &view, boxing::Planner &planner) {
   Location loc = op->getLoc();
-  // Ops whose results do not live on this rank are not its work.
-  if (op->getNumResults() == 1 && !isa<TransferOp>(op)) {
+  // Ops whose results do not live on this rank are not its work (an op's
+  // results share a mesh).
+  if (op->getNumResults() >= 1 && !isa<TransferOp>(op)) {
     std::optional<RankedTensorType> local =
         view.localType(op->getResult(0).getType());
     if (!local)
@@ -295,7 +296,8 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
   }
 
   Operation *clone = b.clone(*op, map);
-  clone->getResult(0).setType(resultType);
+  for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
+    to.setType(localOf(from));
   if (auto slice = dyn_cast<SliceOp>(clone)) {
     // Split dims are whole in the signature; locally they are the piece.
     auto local = cast<RankedTensorType>(slice.getInput().getType()).getShape();

@@ -251,6 +251,28 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         std::string vName = (t.param.getSymName() + ".adam_v").str();
         addState(module, t.param, vName, type32);
         addState(module, t.param, mName, type32);
+        if (fuse) {
+          // One pass over the weight and its state (AdamUpdateOp), equal
+          // to the ops below bit for bit.
+          auto update = AdamUpdateOp::create(
+              b, e.loc, TypeRange{type32, type32, type32}, w, g,
+              read(mName, type32), read(vName, type32), lr,
+              e.here(biasCorrection1), e.here(biasCorrection2),
+              b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+              b.getF64FloatAttr(eps),
+              b.getF64FloatAttr(kind == "adamw" ? double(weightDecay) : 0.0));
+          SetParamOp::create(b, e.loc, b.getStringAttr(mName),
+                             update.getNewM());
+          SetParamOp::create(b, e.loc, b.getStringAttr(vName),
+                             update.getNewV());
+          Value next = update.getNewWeight();
+          if (!elem.isF32())
+            next = CastOp::create(b, e.loc, t.type, next);
+          SetParamOp::create(b, e.loc, ref.getAttr(), next);
+          ++numUpdated;
+          ++numFused;
+          continue;
+        }
         Value m =
             e.add(e.scale(read(mName, type32), beta1), e.scale(g, 1 - beta1));
         Value v = e.add(e.scale(read(vName, type32), beta2),

@@ -205,9 +205,13 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     Option<"eps", "eps", "double", "1e-8", "Adam's epsilon">,
     Option<"clipNorm", "clip-norm", "double", "0.0",
            "Clip gradients to this global norm (0: no clipping)">,
+    Option<"fuse", "fuse", "bool", "true",
+           "Adam's and AdamW's update of a weight and its moments as one "
+           "pc.adam_update (false: the elementwise ops it equals)">,
   ];
   let statistics = [
     Statistic<"numUpdated", "updated", "Parameters given an update">,
+    Statistic<"numFused", "fused", "Updates emitted as one pc.adam_update">,
     Statistic<"numStates", "states", "Optimizer state parameters added">,
   ];
 }

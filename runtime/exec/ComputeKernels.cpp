@@ -480,6 +480,40 @@ void registerCpuComputeKernels(KernelRegistry &r) {
                   return cpu::causalMask(*in[0], out, zero);
                 };
               }));
+  r.add(kCpu, "pc.adam_update", {CommType::F32}, StreamKind::Compute,
+        [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
+          auto a = cast<AdamUpdateOp>(op);
+          double b1 = a.getBeta1().convertToDouble(),
+                 b2 = a.getBeta2().convertToDouble();
+          cpu::AdamConstants k{
+              static_cast<float>(b1),
+              static_cast<float>(1 - b1),
+              static_cast<float>(b2),
+              static_cast<float>(1 - b2),
+              static_cast<float>(a.getEpsilon().convertToDouble()),
+              static_cast<float>(a.getWeightDecay().convertToDouble())};
+          Shape shape = shapeOf(a.getWeight().getType());
+          return Kernel([k, shape](KernelIO &io) -> absl::Status {
+            std::shared_ptr<Tensor> out[3];
+            for (auto &t : out) {
+              absl::StatusOr<std::shared_ptr<Tensor>> made =
+                  io.context.allocate(shape, CommType::F32);
+              if (!made.ok())
+                return made.status();
+              t = *std::move(made);
+            }
+            auto scalar = [&](int i) { return io.inputs[i]->as<float>()[0]; };
+            if (absl::Status s =
+                    cpu::adamUpdate(*io.inputs[0], *io.inputs[1], *io.inputs[2],
+                                    *io.inputs[3], scalar(4), scalar(5),
+                                    scalar(6), k, *out[0], *out[1], *out[2]);
+                !s.ok())
+              return s;
+            for (int i = 0; i < 3; ++i)
+              io.outputs[i] = std::move(out[i]);
+            return absl::OkStatus();
+          });
+        });
   addWidening(r, "pc.gelu_grad", simple<GeluGradOp>([](GeluGradOp g) {
                 cpu::GeluGradPlan plan(product(shapeOf(g.getType())),
                                        g.getApproximate());

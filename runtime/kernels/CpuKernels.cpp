@@ -547,6 +547,32 @@ absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
   return absl::OkStatus();
 }
 
+absl::Status adamUpdate(const TensorView &w, const TensorView &g,
+                        const TensorView &m, const TensorView &v, float lr,
+                        float c1, float c2, const AdamConstants &k,
+                        const TensorView &w2, const TensorView &m2,
+                        const TensorView &v2) {
+  if (absl::Status s = expectF32(w, "adam update"); !s.ok())
+    return s;
+  const float *pw = w.as<float>(), *pg = g.as<float>(), *pm = m.as<float>(),
+              *pv = v.as<float>();
+  float *ow = w2.as<float>(), *om = m2.as<float>(), *ov = v2.as<float>();
+  // The elementwise form's operations in its order, so that the results
+  // are the same bits; one loop, which vectorizes.
+  bool decay = k.weightDecay != 0.0f;
+  for (int64_t i = 0, n = w.numel(); i < n; ++i) {
+    float mi = pm[i] * k.beta1 + pg[i] * k.oneMinusBeta1;
+    float vi = pv[i] * k.beta2 + (pg[i] * pg[i]) * k.oneMinusBeta2;
+    float step = (mi / c1) / (std::sqrt(vi / c2) + k.epsilon);
+    if (decay)
+      step = step + pw[i] * k.weightDecay;
+    om[i] = mi;
+    ov[i] = vi;
+    ow[i] = pw[i] - lr * step;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status crossEntropy(const TensorView &logits, const TensorView &labels,
                           const TensorView &out) {
   if (absl::Status s = expectIds(labels, "cross entropy"); !s.ok())

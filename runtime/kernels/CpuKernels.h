@@ -75,6 +75,18 @@ absl::Status oneHot(const TensorView &labels, const TensorView &out);
 /// nothing.
 absl::Status embeddingGrad(const TensorView &ids, const TensorView &grad,
                            const TensorView &out);
+/// Adam's constants, as the f32 values its elementwise form multiplies by.
+struct AdamConstants {
+  float beta1, oneMinusBeta1, beta2, oneMinusBeta2, epsilon, weightDecay;
+};
+/// One Adam/AdamW step of `w` and its moments `m`, `v` (pc.adam_update),
+/// in one pass, into `w2`, `m2`, `v2`; `lr`, `c1`, `c2` are the rate and
+/// the bias corrections.
+absl::Status adamUpdate(const TensorView &w, const TensorView &g,
+                        const TensorView &m, const TensorView &v, float lr,
+                        float c1, float c2, const AdamConstants &k,
+                        const TensorView &w2, const TensorView &m2,
+                        const TensorView &v2);
 absl::Status crossEntropy(const TensorView &logits, const TensorView &labels,
                           const TensorView &out);
 absl::Status pickLabels(const TensorView &values, const TensorView &labels,

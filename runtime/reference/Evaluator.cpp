@@ -420,6 +420,26 @@ absl::Status Evaluator::eval(Operation *op) {
           return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
         });
       })
+      .Case([&](AdamUpdateOp a) {
+        double b1 = a.getBeta1().convertToDouble(),
+               b2 = a.getBeta2().convertToDouble(),
+               eps = a.getEpsilon().convertToDouble(),
+               wd = a.getWeightDecay().convertToDouble();
+        double lr = in(4).data[0], c1 = in(5).data[0], c2 = in(6).data[0];
+        Array w = in(0), m = in(2), v = in(3);
+        const Array &g = in(1);
+        for (int64_t i = 0; i < w.size(); ++i) {
+          m.data[i] = m.data[i] * b1 + g.data[i] * (1 - b1);
+          v.data[i] = v.data[i] * b2 + g.data[i] * g.data[i] * (1 - b2);
+          double step = m.data[i] / c1 / (std::sqrt(v.data[i] / c2) + eps) +
+                        wd * w.data[i];
+          w.data[i] -= lr * step;
+        }
+        env[op->getResult(0)] = std::move(w);
+        env[op->getResult(1)] = std::move(m);
+        env[op->getResult(2)] = std::move(v);
+        return absl::OkStatus();
+      })
       .Case([&](GeluGradOp g) {
         bool approx = g.getApproximate();
         return binary([approx](double dy, double x) {

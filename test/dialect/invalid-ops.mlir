@@ -503,3 +503,27 @@ func.func @f(%dy: tensor<8x4xf32>, %y: tensor<8x4xf32>) {
   %0 = pc.softmax_grad %dy, %y {axis = 2 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+func.func @f(%w: tensor<8xf32>, %g: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'pc.adam_update' op operand #1 has shape 4; the weight's is 8}}
+  %0:3 = pc.adam_update %w, %g, %w, %w, %s, %s, %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.0 : f64} : (tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'pc.adam_update' op operand #4 must be a scalar (rank 0)}}
+  %0:3 = pc.adam_update %w, %w, %w, %w, %s, %s, %s {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{'pc.adam_update' op beta1 and beta2 must be in [0, 1)}}
+  %0:3 = pc.adam_update %w, %w, %w, %w, %s, %s, %s {beta1 = 1.0 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
