@@ -169,7 +169,9 @@ struct SessionOptions {
   /// (under mpirun, world.devicesPerProcess decides).
   int64_t devices = 0;
   uint64_t seed = 0;
-  /// BLAS threads per device; 0 shares the cores among the devices.
+  /// Threads of each device's kernels (oneDNN's, through the device's own
+  /// OpenMP setting, never a process-wide one); 0 shares the cores among
+  /// the devices of the node.
   int threadsPerDevice = 0;
   /// Where the ranks run: by default in this process, or, when started by
   /// mpirun or srun, in every process of the launch, each hosting

@@ -166,7 +166,7 @@ int main(int argc, char **argv) {
       cl::cat(runCat));
   cl::opt<int> threadsPerDevice(
       "threads-per-device",
-      cl::desc("BLAS threads per device (default: cores / devices)"),
+      cl::desc("Threads of each device's kernels (default: cores / devices)"),
       cl::init(0), cl::cat(runCat));
   // Pipelines.
   cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
