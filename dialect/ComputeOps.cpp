@@ -210,6 +210,17 @@ LogicalResult LayerNormOp::verify() {
   return verifyUnary(*this);
 }
 
+LogicalResult LayerNormGradOp::verify() {
+  auto emit = [&] { return emitOpError(); };
+  if (failed(verifyGrad(*this, getGrad(), getInput())) ||
+      failed(verifySameElementType(*this, {getGrad(), getGamma()})) ||
+      failed(verifyEpsilon(*this, getEpsilon().convertToDouble())) ||
+      failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
+                                   shapeOf(getGamma()), "gamma", emit)))
+    return failure();
+  return success();
+}
+
 LogicalResult RmsNormOp::verify() {
   auto emit = [&] { return emitOpError(); };
   if (failed(verifySameElementType(*this, {getInput(), getGamma()})) ||

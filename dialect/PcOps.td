@@ -441,6 +441,35 @@ def PC_LayerNormOp : PC_ComputeOp<"layer_norm"> {
     }]>];
 }
 
+def PC_LayerNormGradOp : PC_ComputeOp<"layer_norm_grad"> {
+  let summary = "The input gradient of pc.layer_norm, fused";
+  let description = [{
+    With `x̂` the normalized input and `r` the reciprocal standard deviation
+    of each row (the dims from `axis` on), `g = grad · gamma`:
+    `r · (g − mean(g) − x̂ · mean(g · x̂))`, in one pass per row: what
+    pc-autodiff emits for the input of `pc.layer_norm` instead of a dozen
+    elementwise ops and reductions. `grad` and `input` have one type;
+    `gamma` has the normalized dims' shape.
+
+    ```mlir
+    %dx = pc.layer_norm_grad %dy, %x, %g {axis = -1 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$grad, PC_FloatTensor:$input,
+                       PC_FloatTensor:$gamma,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$input,
+                   "::mlir::Value":$gamma, "int64_t":$axis,
+                   "::llvm::APFloat":$epsilon), [{
+      build($_builder, $_state, ::pc::infer::sameAs(grad), grad, input, gamma,
+            axis, epsilon);
+    }]>];
+}
+
 def PC_RmsNormOp : PC_ComputeOp<"rms_norm"> {
   let summary = "Root-mean-square normalization with a scale";
   let description = [{

@@ -260,6 +260,19 @@ void LayerNormOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
 }
 double LayerNormOp::getComputeCost() { return 8 * numel(getType()); }
 
+void LayerNormGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                       Sigs &out) {
+  addReplicated(out, 3, 1);
+  int64_t rank = in[0].size();
+  int64_t axis = (static_cast<int64_t>(getAxis()) + rank) % rank;
+  // Rows split alike (gamma whole); linear in the gradient.
+  for (int64_t d = 0; d < axis; ++d)
+    if (in[0][d] >= axisSize)
+      add(out, {S(d), S(d), B}, {S(d)});
+  add(out, {P(), B, B}, {P()});
+}
+double LayerNormGradOp::getComputeCost() { return 12 * numel(getType()); }
+
 void RmsNormOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                  Sigs &out) {
   addReplicated(out, 2, 1);

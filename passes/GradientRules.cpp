@@ -218,19 +218,22 @@ LogicalResult buildGradients(GradientContext &c,
         return success();
       })
       .Case([&](LayerNormOp n) {
-        Shape dims = trailingDims(n.getAxis(), shapeOf(x).size());
-        double eps = n.getEpsilon().convertToDouble();
-        Value xc = e.sub(x, e.mean(x, dims));
-        Value r =
-            e.div(e.scalar(1, x),
-                  e.sqrt(e.add(e.mean(e.mul(xc, xc), dims), e.scalar(eps, x))));
-        Value xhat = e.mul(xc, r);
+        // The input's gradient is one fused op; gamma's needs the
+        // normalized input, which is the layer norm with gamma 1, beta 0.
         set(0, [&] {
-          Value g = e.mul(dy, n.getGamma());
-          return e.mul(r, e.sub(e.sub(g, e.mean(g, dims)),
-                                e.mul(xhat, e.mean(e.mul(g, xhat), dims))));
+          return LayerNormGradOp::create(c.builder, op->getLoc(), dy, x,
+                                         n.getGamma(), n.getAxis(),
+                                         n.getEpsilon())
+              .getResult();
         });
-        set(1, [&] { return unbroadcast(1, e.mul(dy, xhat)); });
+        set(1, [&] {
+          ArrayRef<int64_t> g = shapeOf(n.getGamma());
+          Type t = elemOf(x);
+          Value xhat = LayerNormOp::create(
+              c.builder, op->getLoc(), x, e.fill(1, g, t), e.fill(0, g, t),
+              n.getAxis(), n.getEpsilon().convertToDouble());
+          return unbroadcast(1, e.mul(dy, xhat));
+        });
         set(2, [&] { return unbroadcast(2, dy); });
         return success();
       })

@@ -514,6 +514,14 @@ void registerCpuComputeKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
+  addWidening(
+      r, "pc.layer_norm_grad", simple<LayerNormGradOp>([](LayerNormGradOp n) {
+        int64_t axis = axisIn(n.getAxis(), shapeOf(n.getType()).size());
+        float eps = n.getEpsilon().convertToDouble();
+        return [axis, eps](Inputs in, Tensor &out) {
+          return cpu::layerNormGrad(*in[0], *in[1], *in[2], axis, eps, out);
+        };
+      }));
   addWidening(r, "pc.gelu_grad", simple<GeluGradOp>([](GeluGradOp g) {
                 cpu::GeluGradPlan plan(product(shapeOf(g.getType())),
                                        g.getApproximate());

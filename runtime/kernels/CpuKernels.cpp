@@ -513,6 +513,46 @@ absl::Status causalMask(const TensorView &in, const TensorView &out,
   return absl::OkStatus();
 }
 
+absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
+                           const TensorView &gamma, int64_t axis, float epsilon,
+                           const TensorView &out) {
+  if (absl::Status s = expectF32(x, "layer norm grad"); !s.ok())
+    return s;
+  int64_t inner = product(Shape(x.shape.begin() + axis, x.shape.end()));
+  int64_t outer = inner ? x.numel() / inner : 0;
+  const float *px = x.as<float>(), *pg = dy.as<float>(),
+              *gm = gamma.as<float>();
+  float *r = out.as<float>();
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *row = px + o * inner, *grow = pg + o * inner;
+    float *orow = r + o * inner;
+    // The forward kernel's statistics, in double.
+    double mean = 0, sq = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      mean += row[i];
+      sq += double(row[i]) * row[i];
+    }
+    mean /= inner;
+    double var = sq / inner - mean * mean;
+    float rstd = static_cast<float>(1 / std::sqrt(var + epsilon));
+    float shift = static_cast<float>(mean);
+    // mean(g) and mean(g · x̂), g = dy · gamma.
+    double sg = 0, sgx = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      float g = grow[i] * gm[i];
+      sg += g;
+      sgx += double(g) * ((row[i] - shift) * rstd);
+    }
+    float a = static_cast<float>(sg / inner),
+          b = static_cast<float>(sgx / inner);
+    for (int64_t i = 0; i < inner; ++i) {
+      float xhat = (row[i] - shift) * rstd;
+      orow[i] = rstd * (grow[i] * gm[i] - a - xhat * b);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
                          int64_t axis, const TensorView &out) {
   if (absl::Status s = expectF32(dy, "softmax grad"); !s.ok())

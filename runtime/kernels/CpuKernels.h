@@ -63,6 +63,12 @@ absl::Status embedding(const TensorView &ids, const TensorView &table,
 /// Masked entries become -infinity, or 0 with `zero` (the mask's gradient).
 absl::Status causalMask(const TensorView &in, const TensorView &out,
                         bool zero = false);
+/// The input gradient of layer norm over dims [axis, rank) with scale
+/// `gamma` (pc.layer_norm_grad), row by row, with the forward kernel's
+/// statistics (double accumulation).
+absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
+                           const TensorView &gamma, int64_t axis, float epsilon,
+                           const TensorView &out);
 /// `y · (dy − Σ_axis dy · y)`, the softmax's gradient through its output.
 absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
                          int64_t axis, const TensorView &out);

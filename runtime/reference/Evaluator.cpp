@@ -453,6 +453,13 @@ absl::Status Evaluator::eval(Operation *op) {
                        x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI));
         });
       })
+      .Case([&](LayerNormGradOp n) {
+        int64_t rank = in(0).shape.size();
+        set(layerNormGrad(in(0), in(1), in(2),
+                          (int64_t(n.getAxis()) + rank) % rank,
+                          n.getEpsilon().convertToDouble()));
+        return absl::OkStatus();
+      })
       .Case([&](SoftmaxGradOp s) {
         int64_t rank = in(0).shape.size();
         set(softmaxGrad(in(0), in(1), (int64_t(s.getAxis()) + rank) % rank));

@@ -287,6 +287,35 @@ Array causalMask(const Array &a, bool zero) {
   return r;
 }
 
+Array layerNormGrad(const Array &dy, const Array &x, const Array &gamma,
+                    int64_t axis, double epsilon) {
+  Array r = dy;
+  int64_t inner = product(Shape(x.shape.begin() + axis, x.shape.end()));
+  for (int64_t o = 0, outer = x.size() / std::max<int64_t>(inner, 1); o < outer;
+       ++o) {
+    const double *row = x.data.data() + o * inner;
+    const double *g = dy.data.data() + o * inner;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i)
+      mean += row[i];
+    mean /= inner;
+    for (int64_t i = 0; i < inner; ++i)
+      var += (row[i] - mean) * (row[i] - mean);
+    double rstd = 1 / std::sqrt(var / inner + epsilon);
+    double a = 0, b = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      a += g[i] * gamma.data[i];
+      b += g[i] * gamma.data[i] * (row[i] - mean) * rstd;
+    }
+    a /= inner;
+    b /= inner;
+    for (int64_t i = 0; i < inner; ++i)
+      r.data[o * inner + i] =
+          rstd * (g[i] * gamma.data[i] - a - (row[i] - mean) * rstd * b);
+  }
+  return r;
+}
+
 Array softmaxGrad(const Array &dy, const Array &y, int64_t axis) {
   Array r = dy;
   int64_t outer = product(Shape(y.shape.begin(), y.shape.begin() + axis));

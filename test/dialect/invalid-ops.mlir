@@ -527,3 +527,11 @@ func.func @f(%w: tensor<8xf32>, %s: tensor<f32>) {
   %0:3 = pc.adam_update %w, %w, %w, %w, %s, %s, %s {beta1 = 1.0 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64, weight_decay = 0.0 : f64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %x: tensor<8x4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'pc.layer_norm_grad' op}}
+  %0 = pc.layer_norm_grad %dy, %x, %g : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<8x4xf32>
+  return
+}

@@ -69,3 +69,24 @@ func.func @attention() -> (tensor<f32> {pc.loss}) {
   // CHECK: return %{{.*}}, %[[DA]]
   return %l : tensor<f32>
 }
+
+// A layer norm's input gradient is one fused op; its scale's gradient uses
+// the normalized input, the layer norm with scale 1 and shift 0.
+pc.param @ln.x : tensor<4x8xf32> = #pc.init<normal(std = 1.0)>
+pc.param @ln.g : tensor<8xf32> = #pc.init<ones>
+pc.param @ln.b : tensor<8xf32> = #pc.init<zeros> {trainable = false}
+
+// CHECK-LABEL: func.func @norm
+func.func @norm() -> (tensor<f32> {pc.loss}) {
+  %x = pc.get_param @ln.x : tensor<4x8xf32>
+  %g = pc.get_param @ln.g : tensor<8xf32>
+  %b = pc.get_param @ln.b : tensor<8xf32>
+  %y = pc.layer_norm %x, %g, %b : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = pc.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  // CHECK: %[[X:.*]] = pc.get_param @ln.x
+  // CHECK: pc.layer_norm_grad %{{.*}}, %[[X]], %{{.*}} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
+  // CHECK-NOT: pc.reduce_mean
+  // CHECK: pc.layer_norm %[[X]], %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: return
+  return %l : tensor<f32>
+}
