@@ -9,6 +9,7 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 namespace pc::runtime::cpu {
 namespace {

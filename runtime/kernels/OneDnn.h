@@ -3,7 +3,7 @@
 // Matmul, elementwise math, softmax and transposes on the CPU come from
 // oneDNN (Debian's libdnnl, 2.6): its JIT kernels use the machine's widest
 // vectors (AVX-512 where there is one) and measure about 5x OpenBLAS on the
-// matmuls of a GPT (bench/gpt_step.sh). Each op instance gets a plan: its
+// matmuls of a GPT (bench/gpt_step.py). Each op instance gets a plan: its
 // shapes are fixed by the IR, so the oneDNN primitive is made once, on the
 // first call, on the thread that runs it. That thread is a device's stream
 // worker, and oneDNN sizes a primitive's parallelism from that thread's
