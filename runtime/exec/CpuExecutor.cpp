@@ -540,6 +540,14 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
   return &devices.emplace(rank, std::move(d)).first->second;
 }
 
+/// "'a', 'b'", at most four names, then how many there are in all.
+static std::string quotedNames(const std::vector<std::string> &names) {
+  size_t shown = std::min<size_t>(names.size(), 4);
+  return absl::StrCat(
+      "'", absl::StrJoin(names.begin(), names.begin() + shown, "', '"), "'",
+      shown < names.size() ? absl::StrCat(" (", names.size(), " in all)") : "");
+}
+
 absl::StatusOr<std::vector<std::string>>
 CpuSession::load(std::map<std::string, HostTensor> values, LoadKind kind) {
   std::map<std::string, Input> inputs;
@@ -558,14 +566,8 @@ CpuSession::load(std::map<std::string, Input> values, LoadKind kind) {
     if (!names.count(name))
       unmatched.push_back(name);
   if (kind == LoadKind::Weights && !unmatched.empty()) {
-    size_t shown = std::min<size_t>(unmatched.size(), 4);
     return absl::InvalidArgumentError(absl::StrCat(
-        unmatched.size() == 1 ? "tensor '" : "tensors '",
-        absl::StrJoin(unmatched.begin(), unmatched.begin() + shown, "', '"),
-        "'",
-        shown < unmatched.size()
-            ? absl::StrCat(" (", unmatched.size(), " in all)")
-            : "",
+        unmatched.size() == 1 ? "tensor " : "tensors ", quotedNames(unmatched),
         unmatched.size() == 1 ? " matches" : " match",
         " no parameter of the program"));
   }
@@ -590,12 +592,9 @@ CpuSession::load(std::map<std::string, Input> values, LoadKind kind) {
           nameOf(*type), " of shape ", absl::StrJoin(shape, "x")));
   }
   if (!missing.empty()) {
-    size_t shown = std::min<size_t>(missing.size(), 4);
-    return absl::NotFoundError(absl::StrCat(
-        "no tensor for parameter", missing.size() == 1 ? " '" : "s '",
-        absl::StrJoin(missing.begin(), missing.begin() + shown, "', '"), "'",
-        shown < missing.size() ? absl::StrCat(" (", missing.size(), " in all)")
-                               : ""));
+    return absl::NotFoundError(absl::StrCat("no tensor for parameter",
+                                            missing.size() == 1 ? " " : "s ",
+                                            quotedNames(missing)));
   }
   std::lock_guard<std::mutex> lock(mu);
   loaded = std::move(values);

@@ -34,8 +34,10 @@ struct Primitive {
   dnnl::engine engine;
   dnnl::stream stream;
   dnnl::primitive primitive;
-  /// (argument id, memory), in the order run() gets the pointers.
-  std::vector<std::pair<int, memory>> args;
+  /// The argument memories, in the order run() gets the pointers, and the
+  /// same handles by argument id, as execute() takes them.
+  std::vector<memory> args;
+  std::unordered_map<int, memory> byId;
 
   template <typename Make> void prepare(Make make) {
     std::call_once(once, [&] {
@@ -52,14 +54,11 @@ struct Primitive {
 
   absl::Status run(std::initializer_list<const void *> pointers) {
     try {
-      std::unordered_map<int, memory> map;
+      // Memories are handles: setting the pointer here sets it in byId.
       size_t i = 0;
-      for (const void *p : pointers) {
-        args[i].second.set_data_handle(const_cast<void *>(p));
-        map.emplace(args[i].first, args[i].second);
-        ++i;
-      }
-      primitive.execute(stream, map);
+      for (const void *p : pointers)
+        args[i++].set_data_handle(const_cast<void *>(p));
+      primitive.execute(stream, byId);
       stream.wait();
       return absl::OkStatus();
     } catch (const dnnl::error &e) {
@@ -69,7 +68,8 @@ struct Primitive {
 
   /// The next argument run() takes a pointer for.
   void add(int arg, const memory::desc &md) {
-    args.emplace_back(arg, memory(md, engine, DNNL_MEMORY_NONE));
+    args.push_back(memory(md, engine, DNNL_MEMORY_NONE));
+    byId.emplace(arg, args.back());
   }
 };
 
