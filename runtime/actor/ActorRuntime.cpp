@@ -37,6 +37,10 @@ absl::Status verifyLinks(const std::vector<ActorSpec> &specs) {
         return badActor(id, a, "reads actor #", in,
                         ", which is not earlier in the graph (the graph must "
                         "be built in a topological order)");
+    for (uint32_t in : a.carried)
+      if (in >= specs.size())
+        return badActor(id, a, "carries from actor #", in,
+                        ", but the graph has ", specs.size(), " actors");
     if (a.registers < 1)
       return badActor(id, a, "has ", a.registers,
                       " registers; it needs at least 1");
@@ -48,13 +52,23 @@ absl::Status verifyLinks(const std::vector<ActorSpec> &specs) {
 /// consumers: the edges that Req and Ack travel on.
 struct Links {
   std::vector<std::vector<uint32_t>> producers, consumers;
+  /// Loop-carried edges, both ways, distinct.
+  std::vector<std::vector<uint32_t>> carriedFrom, carriedTo;
 };
 
 Links linkActors(const std::vector<ActorSpec> &specs) {
   Links links;
   links.producers.resize(specs.size());
   links.consumers.resize(specs.size());
+  links.carriedFrom.resize(specs.size());
+  links.carriedTo.resize(specs.size());
   for (uint32_t id = 0; id < specs.size(); ++id) {
+    std::vector<uint32_t> &from = links.carriedFrom[id];
+    for (uint32_t in : specs[id].carried)
+      if (std::find(from.begin(), from.end(), in) == from.end()) {
+        from.push_back(in);
+        links.carriedTo[in].push_back(id);
+      }
     std::vector<uint32_t> &producers = links.producers[id];
     for (uint32_t in : specs[id].inputs)
       if (std::find(producers.begin(), producers.end(), in) ==
@@ -111,7 +125,8 @@ absl::Status explainDeadlock(const std::vector<ActorSpec> &specs,
   };
   // Follow one blocker of each stuck firing. Each step goes to an unfired
   // firing that is earlier by (iteration, actor): a producer of the same
-  // iteration or a consumer of an earlier one, so the walk ends, and it
+  // iteration, a loop-carried producer or a consumer of an earlier one, so
+  // the walk ends, and it
   // ends at an ordered actor, since an actor that is not ordered waits
   // only for credits. (Each actor's entries so far are its iterations in
   // order, which verifyOrder checked first, so a blocker always exists.)
@@ -128,6 +143,14 @@ absl::Status explainDeadlock(const std::vector<ActorSpec> &specs,
                      [&](uint32_t p) { return fired[p] <= it; });
     if (producer != links.producers[at].end()) {
       at = *producer;
+      continue;
+    }
+    // A loop-carried producer that has not done the iteration before.
+    auto carried =
+        std::find_if(links.carriedFrom[at].begin(), links.carriedFrom[at].end(),
+                     [&](uint32_t p) { return fired[p] < it; });
+    if (carried != links.carriedFrom[at].end()) {
+      at = *carried;
       continue;
     }
     registers.push_back(at);
@@ -238,6 +261,9 @@ absl::Status verifyOrder(const ActorGraph &graph, int64_t iterations,
     for (uint32_t p : links.producers[id])
       if (fired[p] <= it)
         return false;
+    for (uint32_t p : links.carriedFrom[id])
+      if (fired[p] < it)
+        return false;
     for (uint32_t c : links.consumers[id])
       if (it - fired[c] >= specs[id].registers)
         return false;
@@ -266,6 +292,8 @@ absl::Status verifyOrder(const ActorGraph &graph, int64_t iterations,
     push(id);
     for (uint32_t c : links.consumers[id])
       push(c);
+    for (uint32_t c : links.carriedTo[id])
+      push(c);
     for (uint32_t p : links.producers[id])
       push(p);
   }
@@ -282,6 +310,8 @@ struct ActorState {
   std::vector<uint32_t> consumers; // distinct
   std::vector<int64_t> readable;   // per producer: iterations it sent Req for
   std::vector<int32_t> acks;       // per register slot
+  std::vector<uint32_t> carriedFrom, carriedTo; // loop-carried edges
+  std::vector<int64_t> carriedDone; // per carriedFrom: iterations done
   int64_t fired = 0, freed = 0;
   bool queued = false; // its next firing waits in its stream's ready set
 };
@@ -315,6 +345,9 @@ public:
       s.producers = std::move(links.producers[id]);
       s.consumers = std::move(links.consumers[id]);
       s.readable.assign(s.producers.size(), 0);
+      s.carriedFrom = std::move(links.carriedFrom[id]);
+      s.carriedTo = std::move(links.carriedTo[id]);
+      s.carriedDone.assign(s.carriedFrom.size(), 0);
       s.acks.assign(specs[id].registers, 0);
     }
     ready.resize(streams.size());
@@ -385,6 +418,15 @@ private:
         local.push_back({m.iteration, p, m.dst, MessageKind::Ack, false});
       if (s.consumers.empty())
         release(m.dst);
+      // A stream finishes its firings in order, so this is iteration
+      // m.iteration of the producer, and every one before it is done.
+      for (uint32_t c : s.carriedTo) {
+        ActorState &to = states[c];
+        auto at =
+            std::find(to.carriedFrom.begin(), to.carriedFrom.end(), m.dst);
+        to.carriedDone[at - to.carriedFrom.begin()] = m.iteration + 1;
+        tryFire(c);
+      }
       tryFire(m.dst);
       return;
     case MessageKind::Req: {
@@ -423,6 +465,9 @@ private:
       return false;
     for (int64_t r : s.readable)
       if (r <= s.fired)
+        return false;
+    for (int64_t done : s.carriedDone)
+      if (done < s.fired)
         return false;
     return !specs[id].ordered || isTurn(id, s.fired);
   }

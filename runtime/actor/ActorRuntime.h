@@ -23,6 +23,9 @@
 // run()) then sends `Req` to the consumers and `Ack` to the producers. The
 // credits are the only synchronization: no barrier between iterations, so
 // iteration i+1 overlaps iteration i as far as the register counts allow.
+// Loop-carried edges (ActorSpec::carried) add what one iteration needs of
+// the one before: a training step's reads of a parameter wait only for the
+// previous step's update of that parameter, not for the whole step.
 //
 // The core knows nothing of tensors, MLIR or the backend: it sees actors,
 // streams (runtime/device/Device.h) and callbacks. The data lives with the
@@ -60,6 +63,12 @@ struct ActorSpec {
   bool ordered = false;
   /// The work of one firing, run on the stream.
   std::function<absl::Status(int64_t iteration)> fire;
+  /// Loop-carried dependencies: iteration i waits until iteration i - 1 of
+  /// each of these actors is done (iteration 0 waits for nothing). They may
+  /// be anywhere in the graph, itself included. No register travels on
+  /// them: the caller passes what they carry (a training step's updated
+  /// parameters, read by the next step).
+  std::vector<uint32_t> carried;
 };
 
 /// One firing, as its stream ran it (times from RunOptions::origin).

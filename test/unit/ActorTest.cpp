@@ -48,9 +48,12 @@ uint64_t mix(uint64_t h, uint64_t v) {
 struct Topology {
   std::vector<std::vector<uint32_t>> inputs;
   std::vector<bool> collective;
+  /// Loop-carried inputs: any actors, read at the previous iteration.
+  std::vector<std::vector<uint32_t>> carried;
 };
 
-Topology randomTopology(std::mt19937 &rng, bool collectives) {
+Topology randomTopology(std::mt19937 &rng, bool collectives,
+                        bool carried = false) {
   Topology t;
   int n = std::uniform_int_distribution<int>(1, 40)(rng);
   for (int i = 0; i < n; ++i) {
@@ -62,6 +65,12 @@ Topology randomTopology(std::mt19937 &rng, bool collectives) {
     t.collective.push_back(collectives &&
                            std::bernoulli_distribution(0.3)(rng));
   }
+  t.carried.resize(n);
+  if (carried)
+    for (int i = 0; i < n; ++i)
+      for (int k = std::uniform_int_distribution<int>(0, 2)(rng); k > 0; --k)
+        t.carried[i].push_back(
+            std::uniform_int_distribution<uint32_t>(0, n - 1)(rng));
   return t;
 }
 
@@ -81,6 +90,9 @@ std::vector<std::vector<uint64_t>> sequential(const Topology &t, int ranks,
         uint64_t h = mix(mix(mix(a, r), it), 17);
         for (uint32_t in : t.inputs[a])
           h = mix(h, v[r][in][it]);
+        if (it > 0)
+          for (uint32_t c : t.carried[a])
+            h = mix(h, v[r][c][it - 1]);
         v[r][a][it] = h;
       }
       if (t.collective[a]) {
@@ -120,6 +132,7 @@ struct DeviceRun {
       ActorSpec spec;
       spec.name = "a" + std::to_string(a);
       spec.inputs = t.inputs[a];
+      spec.carried = t.carried[a];
       spec.registers = registers;
       spec.ordered = t.collective[a];
       spec.stream =
@@ -132,6 +145,10 @@ struct DeviceRun {
         uint64_t h = mix(mix(mix(a, rank), it), 17);
         for (uint32_t in : t.inputs[a])
           h = mix(h, regs[in][it % regs[in].size()]);
+        // What a loop-carried edge carries is the caller's to keep.
+        if (it > 0)
+          for (uint32_t c : t.carried[a])
+            h = mix(h, values[c][it - 1]);
         if (t.collective[a]) {
           h >>= 8;
           int64_t group[3] = {0, 1, 2};
@@ -200,10 +217,29 @@ TEST(ActorTest, RandomDagsOnOneDeviceMatchSequentialEvaluation) {
   }
 }
 
+TEST(ActorTest, RandomDagsWithLoopCarriedEdgesMatch) {
+  // Each iteration also reads what random actors (anywhere in the graph)
+  // made in the iteration before, as a training step reads the parameters
+  // the step before updated.
+  for (int seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(500 + seed);
+    Topology t = randomTopology(rng, /*collectives=*/false, /*carried=*/true);
+    int64_t iterations = std::uniform_int_distribution<int>(1, 12)(rng);
+    auto expected = sequential(t, 1, iterations, 0);
+    for (int streams : {1, 3}) {
+      DeviceRun run(t, 0, iterations, streams, rng, nullptr);
+      absl::StatusOr<RunStats> stats = run.run(iterations);
+      ASSERT_TRUE(stats.ok()) << stats.status();
+      ASSERT_EQ(run.values, expected) << "seed " << seed;
+    }
+  }
+}
+
 TEST(ActorTest, RandomDagsWithCollectivesOnThreeDevicesMatch) {
   for (int seed = 0; seed < 40; ++seed) {
     std::mt19937 rng(1000 + seed);
-    Topology t = randomTopology(rng, /*collectives=*/true);
+    Topology t = randomTopology(rng, /*collectives=*/true,
+                                /*carried=*/seed % 2 == 1);
     int64_t iterations = std::uniform_int_distribution<int>(1, 8)(rng);
     SharedMemoryWorld world(3);
     std::vector<std::unique_ptr<Communicator>> comms;
@@ -473,6 +509,7 @@ struct Node {
   int32_t registers;
   bool ordered;
   int delayUs = 0;
+  std::vector<uint32_t> carried = {};
 };
 
 /// A small graph whose ordered actors share a communication stream and the
@@ -496,7 +533,8 @@ struct SmallRun {
                    if (n.ordered)
                      orderedFired.push_back({it, a});
                    return absl::OkStatus();
-                 }});
+                 },
+                 n.carried});
     }
   }
 
@@ -657,6 +695,13 @@ TEST(ActorTest, InvalidOrdersAreRejectedBeforeAnythingFires) {
        "registers of actor #0 'F' (1) and actor #1 'compute' (1) are full "
        "until then"},
   };
+  // A's iteration 1 needs B's iteration 0 (a loop-carried edge).
+  cases.push_back({{{"A", {}, 2, true, 0, {1}}, {"B", {}, 2, true}},
+                   2,
+                   {{0, 0}, {1, 0}, {0, 1}, {1, 1}},
+                   "order entry 1: iteration 1 of actor #0 'A' would "
+                   "deadlock: it depends on ordered actor #1 'B', whose "
+                   "iteration 0 comes later (entry 2)"});
   for (const Case &c : cases) {
     SmallRun run(c.nodes, c.iterations);
     absl::Status verified = verifyOrder(run.graph, c.iterations, c.order);
