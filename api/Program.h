@@ -221,7 +221,19 @@ struct Report {
   std::map<int64_t, std::vector<Event>> events;
   /// Per iteration: when its last firing finished (µs from the run's start).
   std::vector<double> iterationDoneUs;
-  std::vector<double> losses; // every trainStep so far
+  std::vector<double> losses; // every training step so far
+  /// The last training run's steps, in order.
+  struct Step {
+    int64_t step = 0;
+    double loss = 0, lr = 0;
+    std::optional<double> gradNorm;
+    /// Seconds from the step before's end (the first: the run's start)
+    /// to the end of this one.
+    double seconds = 0;
+    /// When it ended, in seconds from the run's start.
+    double endSeconds = 0;
+  };
+  std::vector<Step> steps;
   /// Tensors of the last load() that matched no parameter and were skipped
   /// (a training checkpoint's optimizer state, read by a forward program).
   std::vector<std::string> skippedTensors;
@@ -253,6 +265,15 @@ public:
   /// One training step at the schedule's rate; returns the loss. A loss
   /// that is not finite is an error (the run stops there).
   absl::StatusOr<double> trainStep(const RunOptions &options = {});
+  /// `steps` training steps as iterations of one run, each at its own rate
+  /// from the schedule: step i+1 reads each parameter as soon as step i
+  /// has updated it, so its forward overlaps step i's tail, and the
+  /// programs are bound once. Returns each step's loss. The steps are
+  /// applied together: a loss or gradient norm that is not finite in any
+  /// of them is an error, and the parameters stay those before the call.
+  /// Report::steps has each step's loss, rate and time.
+  absl::StatusOr<std::vector<double>> train(int64_t steps,
+                                            const RunOptions &options = {});
   /// Checkpoints: one logical file, or a directory of shards.
   absl::Status save(const std::string &path, bool sharded = false);
   /// Resumes from a checkpoint (either format, any mesh or process layout).
@@ -278,8 +299,15 @@ private:
 
   using Accept =
       std::function<absl::Status(const std::vector<runtime::HostTensor> &)>;
-  absl::Status runOnce(const char *call, const RunOptions &options,
-                       const Accept &accept = {});
+  /// One run; `varying` inputs change per iteration, and `every` (when
+  /// given) gets every iteration's results.
+  absl::Status
+  runOnce(const char *call, const RunOptions &options,
+          const Accept &accept = {},
+          std::map<int64_t, std::vector<runtime::Input>> varying = {},
+          std::vector<std::vector<runtime::HostTensor>> *every = nullptr);
+  absl::StatusOr<std::vector<double>>
+  trainSteps(const char *call, int64_t steps, const RunOptions &options);
 
   Program program;
   OptimizerOptions rates;

@@ -136,8 +136,11 @@ absl::Status Session::feedFile(const std::string &name,
   return absl::OkStatus();
 }
 
-absl::Status Session::runOnce(const char *call, const RunOptions &options,
-                              const Accept &accept) {
+absl::Status
+Session::runOnce(const char *call, const RunOptions &options,
+                 const Accept &accept,
+                 std::map<int64_t, std::vector<runtime::Input>> varying,
+                 std::vector<std::vector<runtime::HostTensor>> *every) {
   // Every input must have been fed: a zero tensor nobody asked for would
   // be a wrong result, not an error.
   for (auto &[name, index] : inputIndex)
@@ -159,6 +162,8 @@ absl::Status Session::runOnce(const char *call, const RunOptions &options,
   o.trace = options.trace;
   o.step = step;
   o.resultsOnEveryProcess = true; // fetch() works on every process
+  o.varying = std::move(varying);
+  o.everyIteration = every != nullptr;
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<runtime::CpuRun> run = cpu->run(program.graph(), inputs, o);
   if (!run.ok())
@@ -185,6 +190,8 @@ absl::Status Session::runOnce(const char *call, const RunOptions &options,
                                    std::move(e.action)});
   last.iterationDoneUs = std::move(run->iterationDoneUs);
   outputs = std::move(run->results);
+  if (every)
+    *every = std::move(run->iterationResults);
   return absl::OkStatus();
 }
 
@@ -220,52 +227,103 @@ absl::Status Session::setSchedule(const OptimizerOptions &r) {
 }
 
 absl::StatusOr<double> Session::trainStep(const RunOptions &options) {
-  if (absl::Status s = usable("trainStep"); !s.ok())
+  absl::StatusOr<std::vector<double>> losses =
+      trainSteps("trainStep", 1, options);
+  if (!losses.ok())
+    return losses.status();
+  return losses->back();
+}
+
+absl::StatusOr<std::vector<double>> Session::train(int64_t steps,
+                                                   const RunOptions &options) {
+  return trainSteps("train", steps, options);
+}
+
+absl::StatusOr<std::vector<double>>
+Session::trainSteps(const char *call, int64_t steps,
+                    const RunOptions &options) {
+  if (absl::Status s = usable(call); !s.ok())
     return s;
   if (!program.training() || !lrIndex || !lossIndex)
     return absl::FailedPreconditionError(
-        "Session::trainStep: the program was not compiled for training "
-        "(CompileOptions::train)");
+        absl::StrCat("Session::", call,
+                     ": the program was not compiled for training "
+                     "(CompileOptions::train)"));
+  if (steps < 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Session::", call, ": steps must be at least 1, not ", steps));
   absl::StatusOr<runtime::LrSchedule::Kind> kind =
       runtime::LrSchedule::parse(rates.schedule);
   if (!kind.ok())
     return kind.status();
-  runtime::LrSchedule schedule{*kind, rates.lr, rates.warmupSteps,
-                               rates.totalSteps ? rates.totalSteps : step + 1,
-                               rates.minLr};
-  double rate = schedule.at(step);
-  runtime::HostTensor lr =
-      runtime::HostTensor::zeros({}, runtime::CommType::F32);
-  lr.as<float>()[0] = static_cast<float>(rate);
-  inputs[*lrIndex] = runtime::Input::own(std::move(lr));
-  RunOptions once = options;
-  once.iterations = 1;
-  // A step whose loss or gradient norm is not finite is not applied: the
-  // parameters stay those before it, and the caller gets the error.
-  Accept finite = [this](const std::vector<runtime::HostTensor> &results) {
+  runtime::LrSchedule schedule{
+      *kind, rates.lr, rates.warmupSteps,
+      rates.totalSteps ? rates.totalSteps : step + steps, rates.minLr};
+  // Each step's rate is an input of its own iteration.
+  std::vector<double> rate;
+  std::vector<runtime::Input> perStep;
+  for (int64_t i = 0; i < steps; ++i) {
+    rate.push_back(schedule.at(step + i));
+    runtime::HostTensor lr =
+        runtime::HostTensor::zeros({}, runtime::CommType::F32);
+    lr.as<float>()[0] = static_cast<float>(rate.back());
+    perStep.push_back(runtime::Input::own(std::move(lr)));
+  }
+  inputs[*lrIndex] = perStep.back();
+  RunOptions run = options;
+  run.iterations = steps;
+  // A step whose loss or gradient norm is not finite is not applied, nor
+  // is any step of its run: the parameters stay those before it, and the
+  // caller gets the error.
+  int64_t checked = 0;
+  Accept finite = [&](const std::vector<runtime::HostTensor> &results) {
+    int64_t at = step + checked++;
     double loss = results.at(*lossIndex).get(0);
+    std::string which =
+        steps > 1 ? absl::StrCat(" (the run's steps ", step, "-",
+                                 step + steps - 1, " were not applied)")
+                  : "";
     if (!std::isfinite(loss))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the loss is ", loss,
-          "; the step was not applied (lower the rate or clip gradients)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(steps > 1 ? absl::StrCat("step ", at, ": ") : "",
+                       "the loss is ", loss, "; the step was not applied",
+                       which, " (lower the rate or clip gradients)"));
     if (gradNormIndex)
       if (double norm = results.at(*gradNormIndex).get(0); !std::isfinite(norm))
         return absl::InvalidArgumentError(absl::StrCat(
-            "the gradients' norm is ", norm,
-            "; the step was not applied (lower the rate or clip gradients)"));
+            steps > 1 ? absl::StrCat("step ", at, ": ") : "",
+            "the gradients' norm is ", norm, "; the step was not applied",
+            which, " (lower the rate or clip gradients)"));
     return absl::OkStatus();
   };
-  if (absl::Status s = runOnce("trainStep", once, finite); !s.ok())
+  std::vector<std::vector<runtime::HostTensor>> every;
+  if (absl::Status s =
+          runOnce(call, run, finite, {{*lrIndex, std::move(perStep)}}, &every);
+      !s.ok())
     return s;
-  double loss = outputs[*lossIndex].get(0);
-  last.lr = rate;
-  last.gradNorm.reset();
-  if (gradNormIndex)
-    last.gradNorm = outputs[*gradNormIndex].get(0);
-  ++step;
+  std::vector<double> losses;
+  last.steps.clear();
+  double before = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    Report::Step &s = last.steps.emplace_back();
+    s.step = step + i;
+    s.loss = every[i].at(*lossIndex).get(0);
+    s.lr = rate[i];
+    if (gradNormIndex)
+      s.gradNorm = every[i].at(*gradNormIndex).get(0);
+    if (i < static_cast<int64_t>(last.iterationDoneUs.size())) {
+      s.endSeconds = last.iterationDoneUs[i] * 1e-6;
+      s.seconds = s.endSeconds - before;
+      before = s.endSeconds;
+    }
+    losses.push_back(s.loss);
+    last.losses.push_back(s.loss);
+  }
+  last.lr = rate.back();
+  last.gradNorm = last.steps.back().gradNorm;
+  step += steps;
   last.step = step;
-  last.losses.push_back(loss);
-  return loss;
+  return losses;
 }
 
 absl::StatusOr<runtime::HostTensor>

@@ -129,6 +129,11 @@ class ActorGraph {
 public:
   /// Appends an actor; returns its id.
   uint32_t add(ActorSpec spec);
+  /// Adds a loop-carried edge: iteration i of `to` waits for iteration
+  /// i - 1 of `from` (ActorSpec::carried).
+  void carry(uint32_t from, uint32_t to) {
+    specs.at(to).carried.push_back(from);
+  }
   const std::vector<ActorSpec> &actors() const { return specs; }
   /// InvalidArgument naming the actor when an input is not earlier, a
   /// register count is below 1, a stream is out of range or there is no

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <atomic>
 #include <cstdlib>
 
 namespace pc::runtime {
@@ -20,9 +21,16 @@ public:
   int64_t processCount() const override { return 1; }
   int64_t processOf(int64_t) const override { return 0; }
   absl::Status beginRun(int64_t ranks) override {
-    shared = std::make_unique<SharedMemoryWorld>(ranks);
+    // The same world serves the next run of the same size, so that its
+    // endpoints stay valid; an abort or another size makes a new one.
+    if (!shared || shared->size() != ranks || aborted) {
+      shared = std::make_unique<SharedMemoryWorld>(ranks);
+      aborted = false;
+      ++made;
+    }
     return absl::OkStatus();
   }
+  uint64_t generation() const override { return made; }
   absl::StatusOr<std::unique_ptr<Communicator>>
   endpoint(int64_t rank) override {
     if (!shared)
@@ -30,8 +38,10 @@ public:
     return shared->endpoint(rank);
   }
   void abort(const absl::Status &why) override {
-    if (shared)
+    if (shared) {
       shared->abort(why);
+      aborted = true;
+    }
   }
   absl::StatusOr<std::vector<std::string>> gather(std::string mine) override {
     return std::vector<std::string>{std::move(mine)};
@@ -42,6 +52,8 @@ public:
 
 private:
   std::unique_ptr<SharedMemoryWorld> shared;
+  std::atomic<bool> aborted{false};
+  uint64_t made = 0;
 };
 
 } // namespace

@@ -47,6 +47,10 @@ public:
   /// Starts a run whose programs use ranks [0, ranks): InvalidArgument when
   /// the world cannot host them; forgets an earlier in-process run's abort.
   virtual absl::Status beginRun(int64_t ranks) = 0;
+  /// Changes when the endpoints of earlier runs stop being valid (an
+  /// in-process world made afresh for another size or after an abort):
+  /// a session that keeps endpoints between runs makes new ones then.
+  virtual uint64_t generation() const { return 0; }
   /// The endpoint of hosted rank `rank` for the current run; one per rank,
   /// used by one thread at a time.
   virtual absl::StatusOr<std::unique_ptr<Communicator>>

@@ -325,32 +325,6 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add(kCpu, "pc.set_param", kAllTypes, StreamKind::Compute,
-        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-          if (!c.store)
-            return absl::FailedPreconditionError(
-                "this session cannot store parameters");
-          std::string name = cast<SetParamOp>(op).getName().str();
-          auto store = c.store;
-          // The value is shared, not copied: it is the next step's piece.
-          return Kernel([name, store](KernelIO &io) {
-            store(name, io.sharedInputs[0]);
-            return absl::OkStatus();
-          });
-        });
-  r.add(kCpu, "pc.get_param", kAllTypes, StreamKind::Compute,
-        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-          auto get = cast<GetParamOp>(op);
-          // Fetched (and initialized) at bind time; shared, never copied.
-          absl::StatusOr<std::shared_ptr<const Tensor>> value =
-              c.param(get.getName(), get.getType());
-          if (!value.ok())
-            return value.status();
-          return Kernel([value = *value](KernelIO &io) {
-            io.outputs[0] = value;
-            return absl::OkStatus();
-          });
-        });
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "runtime/comm/Launcher.h"
 #include "runtime/comm/Wire.h"
 #include "runtime/device/HostMemory.h"
+#include "runtime/exec/RankProgram.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -46,307 +47,6 @@ absl::StatusOr<HostTensor> pieceOf(const Input &logical, SbpAttr sbp,
       std::fill(t.bytes.begin(), t.bytes.end(), 0);
   return t;
 }
-
-/// `s` with "rank R: 'op' at LOC: " in front, payloads kept: the per-device
-/// program keeps the logical op's location, so this is where the user wrote
-/// it.
-absl::Status named(const absl::Status &s, int64_t rank, Operation *op) {
-  std::string where;
-  llvm::raw_string_ostream os(where);
-  os << op->getLoc();
-  absl::Status out(s.code(), absl::StrCat("rank ", rank, ": '",
-                                          op->getName().getStringRef().str(),
-                                          "' at ", where, ": ", s.message()));
-  s.ForEachPayload([&](absl::string_view url, const absl::Cord &p) {
-    out.SetPayload(url, p);
-  });
-  return out;
-}
-
-/// One rank's program as an actor graph: an actor per argument and per op,
-/// and one for the results. Registers hold shared device tensors, addressed
-/// by (actor, iteration % registers); onFree drops them.
-class RankProgram {
-public:
-  RankProgram(const KernelRegistry &kernels, BindContext &context,
-              const CpuRunOptions &options)
-      : kernels(kernels), context(context), options(options) {}
-
-  absl::Status build(func::FuncOp f,
-                     std::vector<std::shared_ptr<const Tensor>> args);
-
-  /// Sets the order of the communication ops' firings: (iteration, index
-  /// among the communication ops); InvalidArgument when it names an op or
-  /// iteration that does not exist, or would deadlock on this rank.
-  absl::Status setOrder(std::span<const std::pair<int64_t, int64_t>> order);
-  /// The communication this rank does, in firing order.
-  std::vector<CommEvent> exchanges() const;
-
-  /// Runs on `streams` (compute, then communication).
-  absl::StatusOr<actor::RunStats>
-  run(std::span<Stream *const> streams,
-      std::chrono::steady_clock::time_point origin,
-      std::function<void(const absl::Status &)> onError);
-
-  /// The last iteration's results, still on the device.
-  std::vector<std::shared_ptr<const Tensor>> takeResults() {
-    return std::move(results);
-  }
-  const std::string &nameOf(uint32_t actor) const {
-    return graph.actors()[actor].name;
-  }
-  /// "F1.3" for an actor of action F(1, mb 3); empty when none.
-  std::string actionOf(uint32_t actor) const {
-    auto a = actor < actions.size()
-                 ? dyn_cast_or_null<ActionAttr>(actions[actor])
-                 : ActionAttr();
-    if (!a)
-      return "";
-    return pipeline::shortName(a.asAction());
-  }
-
-private:
-  using Source = std::pair<uint32_t, unsigned>; // (actor, result)
-  using Fire = std::function<absl::Status(KernelIO &, int64_t iteration)>;
-  struct Actor {
-    std::vector<Source> inputs;
-    unsigned numResults = 0;
-    uint32_t stream = 0;
-    std::vector<std::vector<std::shared_ptr<const Tensor>>> registers;
-  };
-
-  uint32_t addActor(std::string name, StreamKind stream,
-                    std::vector<Source> inputs, unsigned numResults, Fire fire,
-                    bool scheduled = false);
-  /// A pipelined program's order: iteration by iteration, its schedule's
-  /// actions in turn, each action's ops in program order.
-  absl::Status orderBySchedule(func::FuncOp f);
-
-  const KernelRegistry &kernels;
-  BindContext &context;
-  const CpuRunOptions &options;
-  actor::ActorGraph graph;
-  std::vector<Actor> actors;
-  /// Per stream, what its kernels run with (set by run()).
-  std::vector<KernelContext> contexts;
-  /// The communication ops' actors, in program order, with what each
-  /// exchanges; the order they fire in (empty: the default).
-  std::vector<uint32_t> commActors;
-  std::vector<CommEvent> commExchanges;
-  std::vector<actor::OrderedFiring> order;
-  /// Per actor of a pipelined program, its action (null: none).
-  std::vector<Attribute> actions;
-  DenseMap<Value, Source> sources;
-  std::vector<std::shared_ptr<const Tensor>> results;
-};
-
-uint32_t RankProgram::addActor(std::string name, StreamKind stream,
-                               std::vector<Source> inputs, unsigned numResults,
-                               Fire fire, bool scheduled) {
-  uint32_t id = static_cast<uint32_t>(actors.size());
-  Actor a;
-  a.numResults = numResults;
-  a.stream = stream == StreamKind::Comm ? 1 : 0;
-  a.registers.resize(options.registers);
-  actor::ActorSpec spec;
-  spec.name = std::move(name);
-  spec.stream = a.stream;
-  // Communication keeps its order across ranks; a pipeline schedule orders
-  // its actions' compute too.
-  spec.ordered = stream == StreamKind::Comm || scheduled;
-  spec.registers = options.registers;
-  for (auto [producer, result] : inputs)
-    spec.inputs.push_back(producer);
-  a.inputs = std::move(inputs);
-  actors.push_back(std::move(a));
-  spec.fire = [this, id, fire = std::move(fire)](int64_t iteration) {
-    Actor &a = actors[id];
-    llvm::SmallVector<const Tensor *, 4> in;
-    llvm::SmallVector<std::shared_ptr<const Tensor>, 4> shared;
-    for (auto [producer, result] : a.inputs) {
-      Actor &p = actors[producer];
-      shared.push_back(p.registers[iteration % p.registers.size()][result]);
-      in.push_back(shared.back().get());
-    }
-    std::vector<std::shared_ptr<const Tensor>> out(a.numResults);
-    KernelIO io{contexts[a.stream], in, shared, out};
-    if (absl::Status s = fire(io, iteration); !s.ok())
-      return s;
-    a.registers[iteration % a.registers.size()] = std::move(out);
-    return absl::OkStatus();
-  };
-  return graph.add(std::move(spec));
-}
-
-absl::Status
-RankProgram::build(func::FuncOp f,
-                   std::vector<std::shared_ptr<const Tensor>> args) {
-  // A step that stores parameters must finish before the next reads them.
-  if (options.iterations > 1)
-    for (auto set : f.getOps<SetParamOp>())
-      return named(absl::InvalidArgumentError(
-                       "a training step stores parameters, so it runs one "
-                       "iteration per run (steps are runs)"),
-                   context.rank, set);
-  for (auto [arg, value] : llvm::zip(f.getArguments(), args))
-    sources[arg] = {addActor(absl::StrCat("arg", arg.getArgNumber()),
-                             StreamKind::Compute, {}, 1,
-                             [value](KernelIO &io, int64_t) {
-                               io.outputs[0] = value;
-                               return absl::OkStatus();
-                             }),
-                    0};
-  bool hasSchedule = f->hasAttr(attrs::kSchedule);
-  for (Operation &op : f.getBody().front()) {
-    std::vector<Source> ins;
-    for (Value v : op.getOperands())
-      ins.push_back(sources.lookup(v));
-    if (isa<func::ReturnOp>(op)) {
-      int64_t last = options.iterations - 1;
-      // Kept on the device; the session copies them out after the run.
-      addActor("return", StreamKind::Compute, ins, 0,
-               [this, last](KernelIO &io, int64_t iteration) {
-                 if (iteration == last)
-                   results.assign(io.sharedInputs.begin(),
-                                  io.sharedInputs.end());
-                 return absl::OkStatus();
-               });
-      continue;
-    }
-    absl::StatusOr<KernelRegistry::Bound> bound = kernels.bind(&op, context);
-    if (!bound.ok())
-      return named(bound.status(), context.rank, &op);
-    // Communication calls say what they are for, so that a timeout or a
-    // desync names the op, where the user wrote it, and the step.
-    std::string site;
-    if (bound->stream == StreamKind::Comm) {
-      llvm::raw_string_ostream os(site);
-      os << "'" << op.getName().getStringRef() << "' at " << op.getLoc();
-    }
-    ActionAttr action = attrs::getAction(&op);
-    bool scheduled = action && hasSchedule;
-    CommEvent exchange = std::move(bound->exchange);
-    exchange.what = site;
-    exchange.program = f.getSymName().str();
-    exchange.op = static_cast<int64_t>(commActors.size());
-    uint32_t id = addActor(
-        op.getName().getStringRef().str(), bound->stream, ins,
-        op.getNumResults(),
-        [rank = context.rank, op = &op, site = std::move(site),
-         comm = &context.comm, step = options.step,
-         kernel = std::move(bound->kernel)](KernelIO &io, int64_t iteration) {
-          if (!site.empty())
-            comm->setCallSite(absl::StrCat(site, ", step ", step + iteration));
-          if (absl::Status s = kernel(io); !s.ok())
-            return named(s, rank, op);
-          return absl::OkStatus();
-        },
-        scheduled);
-    for (unsigned r = 0; r < op.getNumResults(); ++r)
-      sources[op.getResult(r)] = {id, r};
-    actions.resize(id + 1);
-    actions[id] = scheduled ? Attribute(action) : Attribute();
-    if (bound->stream == StreamKind::Comm) {
-      commActors.push_back(id);
-      commExchanges.push_back(std::move(exchange));
-    }
-  }
-  if (attrs::getSchedule(f))
-    return orderBySchedule(f);
-  return absl::OkStatus();
-}
-
-absl::Status RankProgram::orderBySchedule(func::FuncOp f) {
-  SmallVector<ActionAttr> schedule = *attrs::getSchedule(f);
-  DenseMap<Attribute, std::vector<uint32_t>> actorsOf;
-  actions.resize(graph.actors().size());
-  for (uint32_t id = 0; id < graph.actors().size(); ++id) {
-    if (!graph.actors()[id].ordered)
-      continue;
-    if (!actions[id])
-      return absl::InvalidArgumentError(absl::StrCat(
-          "rank ", context.rank, ": '", graph.actors()[id].name,
-          "' communicates but belongs to no action of the pipeline schedule"));
-    actorsOf[actions[id]].push_back(id);
-  }
-  order.clear();
-  for (int64_t it = 0; it < options.iterations; ++it)
-    for (ActionAttr a : schedule)
-      for (uint32_t id : actorsOf.lookup(a))
-        order.push_back({it, id});
-  if (absl::Status s = actor::verifyOrder(graph, options.iterations, order);
-      !s.ok())
-    return absl::Status(s.code(),
-                        absl::StrCat("rank ", context.rank,
-                                     ": the pipeline schedule: ", s.message()));
-  return absl::OkStatus();
-}
-
-absl::Status
-RankProgram::setOrder(std::span<const std::pair<int64_t, int64_t>> given) {
-  order.clear();
-  for (auto [iteration, op] : given) {
-    if (op < 0 || op >= static_cast<int64_t>(commActors.size()))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "rank ", context.rank, ": the order names communication op #", op,
-          "; the program has ", commActors.size()));
-    order.push_back({iteration, commActors[op]});
-  }
-  if (absl::Status s = actor::verifyOrder(graph, options.iterations, order);
-      !s.ok())
-    return absl::Status(s.code(),
-                        absl::StrCat("rank ", context.rank, ": ", s.message()));
-  return absl::OkStatus();
-}
-
-std::vector<CommEvent> RankProgram::exchanges() const {
-  std::vector<actor::OrderedFiring> firing =
-      order.empty() ? actor::defaultOrder(graph, options.iterations) : order;
-  std::map<uint32_t, size_t> indexOf;
-  for (size_t i = 0; i < commActors.size(); ++i)
-    indexOf[commActors[i]] = i;
-  std::vector<CommEvent> out;
-  for (const actor::OrderedFiring &f : firing) {
-    auto comm = indexOf.find(f.actor);
-    if (comm == indexOf.end())
-      continue; // a scheduled compute op
-    CommEvent e = commExchanges[comm->second];
-    e.iteration = f.iteration;
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
-absl::StatusOr<actor::RunStats>
-RankProgram::run(std::span<Stream *const> streams,
-                 std::chrono::steady_clock::time_point origin,
-                 std::function<void(const absl::Status &)> onError) {
-  contexts.clear();
-  for (Stream *stream : streams)
-    contexts.emplace_back(context.tensors, *stream);
-  actor::RunOptions run;
-  run.iterations = options.iterations;
-  run.trace = options.trace;
-  run.origin = origin;
-  run.onError = std::move(onError);
-  run.order = order;
-  run.onFree = [this](uint32_t actor, int64_t iteration) {
-    Actor &a = actors[actor];
-    for (auto &t : a.registers[iteration % a.registers.size()])
-      t.reset();
-  };
-  absl::StatusOr<actor::RunStats> stats = actor::run(graph, streams, run);
-  // A failed run leaves tensors in registers; they go now, not with the
-  // program.
-  for (Actor &a : actors)
-    for (auto &slot : a.registers)
-      slot.clear();
-  return stats;
-}
-
-} // namespace
-
-namespace {
 
 void writeTensor(WireWriter &w, const HostTensor &t) {
   w.i64(static_cast<int64_t>(t.type));
@@ -450,6 +150,27 @@ assemble(MeshCache &meshes, Type logical,
 
 } // namespace
 
+/// One graph's programs on this process's ranks, bound once: what a run
+/// needs besides its arguments.
+struct CpuSession::BoundGraph {
+  struct Rank {
+    int64_t rank = 0;
+    func::FuncOp function;
+    RankDevice *device = nullptr;
+    std::unique_ptr<Communicator> comm;
+    std::unique_ptr<MeshCache> meshes;
+    std::unique_ptr<BindContext> context;
+    // After the context, which its kernels use: it goes first.
+    std::unique_ptr<RankProgram> program;
+    /// Compute, communication, input (RankProgram::StreamIndex), then the
+    /// one that copies per-iteration inputs in, beside the kernels.
+    std::vector<std::unique_ptr<Stream>> streams;
+  };
+  int32_t registers = 0;
+  uint64_t generation = 0;
+  std::map<int64_t, std::unique_ptr<Rank>> ranks;
+};
+
 CpuSession::CpuSession(ModuleOp module, uint64_t seed, World *world)
     : module(module), seed(seed), backends(availableBackends()),
       ownWorld(world ? nullptr : makeInProcessWorld()),
@@ -460,6 +181,7 @@ CpuSession::CpuSession(ModuleOp module, uint64_t seed, World *world)
 
 CpuSession::~CpuSession() {
   // The tensors first, then their devices.
+  bound.clear();
   pending.clear();
   params.clear();
 }
@@ -787,6 +509,201 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   return run(graph, borrowed, options);
 }
 
+absl::StatusOr<std::shared_ptr<const Tensor>>
+CpuSession::read(int64_t rank, llvm::StringRef name, Type local,
+                 int64_t iteration) {
+  if (iteration > 0) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = pending.find({rank, name.str()}); it != pending.end())
+      if (auto v = it->second.find(iteration - 1); v != it->second.end())
+        return v->second;
+  }
+  return param(rank, name, local);
+}
+
+void CpuSession::store(int64_t rank, llvm::StringRef name, int64_t iteration,
+                       std::shared_ptr<const Tensor> piece) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto &byIteration = pending[{rank, name.str()}];
+  byIteration[iteration] = std::move(piece);
+  // Iteration `iteration - 1`'s reads are done (a loop-carried edge), so
+  // nothing reads what iteration - 2 stored.
+  byIteration.erase(byIteration.begin(),
+                    byIteration.lower_bound(iteration - 1));
+}
+
+bool CpuSession::isBound(llvm::StringRef graph,
+                         const CpuRunOptions &options) const {
+  auto it = bound.find(graph.str());
+  return it != bound.end() && it->second &&
+         it->second->registers == options.registers &&
+         it->second->generation == world.generation();
+}
+
+absl::StatusOr<CpuSession::BoundGraph *>
+CpuSession::bind(llvm::StringRef graph,
+                 const std::map<int64_t, func::FuncOp> &programOf,
+                 const CpuRunOptions &options) {
+  std::unique_ptr<BoundGraph> &slot = bound[graph.str()];
+  if (isBound(graph, options))
+    return slot.get();
+  slot.reset();
+  auto made = std::make_unique<BoundGraph>();
+  made->registers = options.registers;
+  made->generation = world.generation();
+  std::vector<int64_t> hosted;
+  for (auto &[rank, f] : programOf)
+    if (world.hosts(rank)) {
+      hosted.push_back(rank);
+      auto r = std::make_unique<BoundGraph::Rank>();
+      r->rank = rank;
+      r->function = f;
+      made->ranks[rank] = std::move(r);
+    }
+  absl::Status status = launch(world, hosted, [&](int64_t rank) {
+    BoundGraph::Rank &r = *made->ranks.at(rank);
+    absl::StatusOr<RankDevice *> device = deviceOf(rank);
+    if (!device.ok())
+      return device.status();
+    r.device = *device;
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        r.device->backend->makeCommunicator(world, rank);
+    if (!comm.ok())
+      return comm.status();
+    r.comm = *std::move(comm);
+    for (const char *name : {"compute", "comm", "input", "input copies"}) {
+      absl::StatusOr<std::unique_ptr<Stream>> stream =
+          r.device->device->createStream(name);
+      if (!stream.ok())
+        return stream.status();
+      r.streams.push_back(*std::move(stream));
+    }
+    // Each rank binds its own program: the mesh cache is not shared
+    // between threads.
+    r.meshes = std::make_unique<MeshCache>(module);
+    r.context.reset(
+        new BindContext{rank, *r.meshes, *r.comm, *r.device->tensors});
+    ParamStore access{
+        [this, rank](llvm::StringRef name, Type local, int64_t iteration) {
+          return read(rank, name, local, iteration);
+        },
+        [this, rank](llvm::StringRef name, int64_t iteration,
+                     std::shared_ptr<const Tensor> piece) {
+          this->store(rank, name, iteration, std::move(piece));
+        }};
+    r.program = std::make_unique<RankProgram>(
+        kernels, *r.context, std::move(access), options.registers);
+    return r.program->build(r.function);
+  });
+  if (!status.ok())
+    return status;
+  slot = std::move(made);
+  return slot.get();
+}
+
+namespace {
+
+/// What an endpoint did between two readings of its counters.
+CommStats since(const CommStats &now, const CommStats &before) {
+  CommStats d = now;
+  d.bytesSent -= before.bytesSent;
+  d.bytesReceived -= before.bytesReceived;
+  for (auto &[kind, n] : before.calls)
+    if ((d.calls[kind] -= n) == 0)
+      d.calls.erase(kind);
+  for (auto &[kind, b] : before.bytes) {
+    auto &[sent, received] = d.bytes[kind];
+    sent -= b.first;
+    received -= b.second;
+    if (sent == 0 && received == 0 && !d.calls.count(kind))
+      d.bytes.erase(kind);
+  }
+  return d;
+}
+
+/// What one hosted rank brings back from a run.
+struct RankResult {
+  std::vector<std::vector<HostTensor>> results; // per kept iteration
+  CommStats stats;
+  int64_t peak = 0, tensorPeak = 0;
+  std::vector<OpEvent> events;
+  std::vector<double> iterationDoneUs;
+};
+
+void writeRankResult(WireWriter &w, int64_t rank, const RankResult &r) {
+  w.i64(rank);
+  writeStats(w, r.stats);
+  w.i64(r.peak);
+  w.i64(r.tensorPeak);
+  w.i64(static_cast<int64_t>(r.events.size()));
+  for (const OpEvent &e : r.events) {
+    w.bytes(e.name);
+    w.bytes(e.stream);
+    w.i64(e.iteration);
+    w.f64(e.startUs);
+    w.f64(e.durationUs);
+    w.bytes(e.action);
+  }
+  w.i64(static_cast<int64_t>(r.iterationDoneUs.size()));
+  for (double us : r.iterationDoneUs)
+    w.f64(us);
+  w.i64(static_cast<int64_t>(r.results.size()));
+  for (const std::vector<HostTensor> &kept : r.results) {
+    w.i64(static_cast<int64_t>(kept.size()));
+    for (const HostTensor &t : kept)
+      writeTensor(w, t);
+  }
+}
+
+RankResult readRankResult(WireReader &r) {
+  RankResult out;
+  out.stats = readStats(r);
+  out.peak = r.i64();
+  out.tensorPeak = r.i64();
+  for (int64_t e = r.i64(); r.ok() && e > 0; --e) {
+    OpEvent ev;
+    ev.name = std::string(r.bytes());
+    ev.stream = std::string(r.bytes());
+    ev.iteration = r.i64();
+    ev.startUs = r.f64();
+    ev.durationUs = r.f64();
+    ev.action = std::string(r.bytes());
+    out.events.push_back(std::move(ev));
+  }
+  for (int64_t n = r.i64(); r.ok() && n > 0; --n)
+    out.iterationDoneUs.push_back(r.f64());
+  for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+    std::vector<HostTensor> kept;
+    for (int64_t k = r.i64(); r.ok() && k > 0; --k)
+      kept.push_back(readTensor(r));
+    out.results.push_back(std::move(kept));
+  }
+  return out;
+}
+
+void writeResults(WireWriter &w,
+                  const std::vector<std::vector<HostTensor>> &all) {
+  w.i64(static_cast<int64_t>(all.size()));
+  for (const std::vector<HostTensor> &results : all) {
+    w.i64(static_cast<int64_t>(results.size()));
+    for (const HostTensor &t : results)
+      writeTensor(w, t);
+  }
+}
+
+std::vector<std::vector<HostTensor>> readResults(WireReader &r) {
+  std::vector<std::vector<HostTensor>> all;
+  for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
+    std::vector<HostTensor> results;
+    for (int64_t k = r.i64(); r.ok() && k > 0; --k)
+      results.push_back(readTensor(r));
+    all.push_back(std::move(results));
+  }
+  return all;
+}
+
+} // namespace
+
 absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                                        std::span<const Input> inputs,
                                        const CpuRunOptions &options) {
@@ -801,24 +718,12 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         absl::StrCat("a run has at most ", kMaxIterations, " iterations and ",
                      kMaxRegisters, " registers per actor, not ",
                      options.iterations, " and ", options.registers));
+  for (auto &[index, values] : options.varying)
+    if (static_cast<int64_t>(values.size()) != options.iterations)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input #", index, " varies over ", values.size(),
+          " values; the run has ", options.iterations, " iterations"));
   MeshCache meshes(module);
-  struct Job {
-    func::FuncOp program;
-    int64_t rank;
-    std::vector<HostTensor> args;
-    // Bound before anything runs, then run.
-    RankDevice *device = nullptr;
-    std::unique_ptr<Communicator> comm;
-    std::unique_ptr<MeshCache> meshes;
-    std::unique_ptr<BindContext> context;
-    std::unique_ptr<RankProgram> bound;
-    std::vector<HostTensor> results;
-    CommStats stats;
-    int64_t peak = 0, tensorPeak = 0;
-    std::vector<OpEvent> events;
-    std::vector<double> iterationDoneUs;
-  };
-  std::vector<Job> jobs;
   std::map<int64_t, func::FuncOp> programOf; // every rank's, on every process
   int64_t worldSize = 0;
   for (auto f : module.getOps<func::FuncOp>()) {
@@ -839,11 +744,26 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   // fail on one process alone (a value out of range, a corrupt file): then
   // it aborts the world, so that the others do not wait for it until their
   // timeout, and they end with its error.
+  std::map<int64_t, std::vector<std::vector<HostTensor>>> pieces;
+  auto checked = [&](const Input &in, int64_t index,
+                     Type logical) -> absl::Status {
+    if (in.shape() != shapeOf(logical))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input #", index, " has the wrong shape for @", graph.str()));
+    absl::StatusOr<CommType> type = commTypeOf(logical);
+    if (!type.ok())
+      return type.status();
+    if (in.type() != *type)
+      return absl::InvalidArgumentError(
+          absl::StrCat("input #", index, " is ", nameOf(in.type()), "; @",
+                       graph.str(), " takes ", nameOf(*type)));
+    return absl::OkStatus();
+  };
   absl::Status prepared = [&]() -> absl::Status {
     for (auto &[rank, f] : programOf) {
       if (!world.hosts(rank))
         continue;
-      Job job{f, rank, {}};
+      std::vector<std::vector<HostTensor>> &args = pieces[rank];
       for (BlockArgument arg : f.getArguments()) {
         unsigned i = arg.getArgNumber();
         int64_t index = *attrs::getArgIndex(f, i);
@@ -851,30 +771,31 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         if (index >= static_cast<int64_t>(inputs.size()))
           return absl::InvalidArgumentError(absl::StrCat(
               "@", graph.str(), " needs input #", index, ", not given"));
-        if (inputs[index].shape() != shapeOf(logical))
-          return absl::InvalidArgumentError(absl::StrCat(
-              "input #", index, " has the wrong shape for @", graph.str()));
-        absl::StatusOr<CommType> type = commTypeOf(logical);
-        if (!type.ok())
-          return type.status();
-        if (inputs[index].type() != *type)
-          return absl::InvalidArgumentError(absl::StrCat(
-              "input #", index, " is ", nameOf(inputs[index].type()), "; @",
-              graph.str(), " takes ", nameOf(*type)));
+        if (absl::Status s = checked(inputs[index], index, logical); !s.ok())
+          return s;
+        auto varying = options.varying.find(index);
+        std::span<const Input> values =
+            varying == options.varying.end()
+                ? std::span<const Input>(&inputs[index], 1)
+                : std::span<const Input>(varying->second);
         SbpAttr sbp = getSbp(logical);
         MeshOp mesh = meshes.lookup(sbp);
-        absl::StatusOr<HostTensor> piece =
-            pieceOf(inputs[index], sbp, mesh.getShape(),
-                    delinearize(mesh.getShape(),
-                                meshes.positionOf(sbp.getMesh(), rank)));
-        if (!piece.ok())
-          return absl::Status(piece.status().code(),
-                              absl::StrCat("input #", index, " of @",
-                                           graph.str(), ": ",
-                                           piece.status().message()));
-        job.args.push_back(*std::move(piece));
+        std::vector<HostTensor> &out = args.emplace_back();
+        for (const Input &value : values) {
+          if (absl::Status s = checked(value, index, logical); !s.ok())
+            return s;
+          absl::StatusOr<HostTensor> piece =
+              pieceOf(value, sbp, mesh.getShape(),
+                      delinearize(mesh.getShape(),
+                                  meshes.positionOf(sbp.getMesh(), rank)));
+          if (!piece.ok())
+            return absl::Status(piece.status().code(),
+                                absl::StrCat("input #", index, " of @",
+                                             graph.str(), ": ",
+                                             piece.status().message()));
+          out.push_back(*std::move(piece));
+        }
       }
-      jobs.push_back(std::move(job));
     }
     return absl::OkStatus();
   }();
@@ -882,73 +803,44 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     world.abort(prepared);
     return prepared;
   }
+  // A failed run stores nothing and drops the bound programs (their streams
+  // and endpoints may be poisoned); the next run binds afresh.
+  auto failed = [&](absl::Status s) {
+    std::lock_guard<std::mutex> lock(mu);
+    pending.clear();
+    bound.erase(graph.str());
+    return s;
+  };
 
   auto origin = std::chrono::steady_clock::now();
-  std::map<int64_t, Job *> jobOf;
+  // Every process binds on the same runs (the same sequence of runs and
+  // failures everywhere), and then all bound or all fail. Reusing a bound
+  // graph needs no word between processes.
+  bool fresh = !isBound(graph, options);
+  absl::StatusOr<BoundGraph *> made = bind(graph, programOf, options);
+  if (fresh)
+    if (absl::Status s = world.agree(made.status()); !s.ok())
+      return failed(s);
+  if (!made.ok())
+    return failed(made.status());
+  BoundGraph &b = **made;
   std::vector<int64_t> hosted;
-  for (Job &job : jobs) {
-    jobOf[job.rank] = &job;
-    hosted.push_back(job.rank);
+  for (auto &[rank, r] : b.ranks) {
+    hosted.push_back(rank);
+    static const std::vector<std::pair<int64_t, int64_t>> kNone;
+    auto given = options.order.find(rank);
+    if (absl::Status s = r->program->setOrder(
+            given == options.order.end() ? kNone : given->second,
+            options.iterations);
+        !s.ok())
+      made = s;
   }
-  // Bind every hosted rank's program first, so that the ranks' orders can
-  // be checked together before anything runs.
-  absl::Status bound = launch(world, hosted, [&](int64_t rank) {
-    Job *j = jobOf.at(rank);
-    absl::StatusOr<RankDevice *> device = deviceOf(j->rank);
-    if (!device.ok())
-      return device.status();
-    j->device = *device;
-    absl::StatusOr<std::unique_ptr<Communicator>> comm =
-        j->device->backend->makeCommunicator(world, j->rank);
-    if (!comm.ok())
-      return comm.status();
-    j->comm = *std::move(comm);
-    // The run's peak starts from what the device holds already (the
-    // parameters); the inputs' copies count in it.
-    j->device->tensors->resetPeak();
-    std::vector<std::shared_ptr<const Tensor>> args;
-    for (const HostTensor &arg : j->args) {
-      absl::StatusOr<std::shared_ptr<const Tensor>> t = j->device->upload(arg);
-      if (!t.ok())
-        return t.status();
-      args.push_back(*std::move(t));
-    }
-    j->args.clear();
-    // Each rank binds its own program: the mesh cache is not shared
-    // between threads.
-    j->meshes = std::make_unique<MeshCache>(module);
-    j->context.reset(new BindContext{
-        j->rank, *j->meshes, *j->comm, *j->device->tensors,
-        [this, rank = j->rank](llvm::StringRef name, Type local) {
-          return param(rank, name, local);
-        },
-        [this, rank = j->rank](llvm::StringRef name,
-                               std::shared_ptr<const Tensor> piece) {
-          std::lock_guard<std::mutex> lock(mu);
-          pending[{rank, name.str()}] = std::move(piece);
-        }});
-    j->bound = std::make_unique<RankProgram>(kernels, *j->context, options);
-    if (absl::Status s = j->bound->build(j->program, std::move(args)); !s.ok())
-      return s;
-    if (auto given = options.order.find(j->rank);
-        given != options.order.end()) {
-      if (attrs::getSchedule(j->program))
-        return absl::InvalidArgumentError(
-            absl::StrCat("rank ", j->rank,
-                         ": its program follows a pipeline schedule "
-                         "(pc.schedule); an explicit order would replace it"));
-      return j->bound->setOrder(given->second);
-    }
-    return absl::OkStatus();
-  });
-  // Every process takes part: all bound or all fail; then process 0 checks
-  // every rank's order against the others' and all agree on the verdict.
   auto checkRankOrders = [&]() -> absl::Status {
-    if (absl::Status s = world.agree(bound); !s.ok())
+    if (absl::Status s = world.agree(made.status()); !s.ok())
       return s;
     std::map<int64_t, std::vector<CommEvent>> mine;
-    for (Job &job : jobs)
-      mine[job.rank] = job.bound->exchanges();
+    for (auto &[rank, r] : b.ranks)
+      mine[rank] = r->program->exchanges(options.iterations);
     absl::StatusOr<std::vector<std::string>> parts =
         world.gather(encodeOrders(mine));
     if (!parts.ok())
@@ -967,174 +859,180 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   // both ends, and no order deadlocks. A mismatch fails every rank with
   // the ranks and ops named, where running would hang or mix data.
   std::pair<std::string, int64_t> defaultKey{graph.str(), options.iterations};
-  bool checked =
-      options.order.empty() && checkedDefaultOrders.count(defaultKey);
-  if (!checked) {
-    if (absl::Status s = checkRankOrders(); !s.ok()) {
-      std::lock_guard<std::mutex> lock(mu);
-      pending.clear();
-      return s;
-    }
+  if (!options.order.empty() || !checkedDefaultOrders.count(defaultKey)) {
+    if (absl::Status s = checkRankOrders(); !s.ok())
+      return failed(s);
     if (options.order.empty())
       checkedDefaultOrders.insert(defaultKey);
   }
-  absl::Status launched =
-      !bound.ok() ? bound : launch(world, hosted, [&](int64_t rank) {
-        Job *j = jobOf.at(rank);
-        RankDevice &d = *j->device;
-        RankProgram &program = *j->bound;
-        absl::StatusOr<std::unique_ptr<Stream>> compute =
-            d.device->createStream("compute");
-        absl::StatusOr<std::unique_ptr<Stream>> commStream =
-            d.device->createStream("comm");
-        if (!compute.ok() || !commStream.ok())
-          return compute.ok() ? commStream.status() : compute.status();
-        Stream *streams[] = {compute->get(), commStream->get()};
-        absl::StatusOr<actor::RunStats> stats = program.run(
-            streams, origin, [&](const absl::Status &s) { world.abort(s); });
-        j->stats = j->comm->stats();
-        if (!stats.ok())
-          return stats.status();
-        std::vector<HostTensor> results;
-        for (const std::shared_ptr<const Tensor> &t : program.takeResults()) {
-          absl::StatusOr<HostTensor> host = d.download(*t);
-          if (!host.ok())
-            return host.status();
-          results.push_back(*std::move(host));
-        }
-        j->results = std::move(results);
-        j->peak = d.device->allocator().stats().peak;
-        j->tensorPeak = d.tensors->count().peak;
-        j->iterationDoneUs = stats->iterationDoneUs;
-        for (auto [s, events] : llvm::enumerate(stats->events))
-          for (const actor::FiringEvent &e : events)
-            j->events.push_back({program.nameOf(e.actor),
-                                 s ? "comm" : "compute", e.iteration, e.startUs,
-                                 e.durationUs, program.actionOf(e.actor)});
-        return absl::OkStatus();
-      });
-  // The programs (and the constants and parameters they hold) go now.
-  for (Job &job : jobs) {
-    job.bound.reset();
-    job.context.reset();
-  }
-  // A failed step stores nothing.
-  auto failedStep = [&](absl::Status s) {
-    std::lock_guard<std::mutex> lock(mu);
-    pending.clear();
-    return s;
-  };
+  // (A default order that passed the check once cannot fail to set.)
+  if (!made.ok())
+    return failed(made.status());
+
+  ProgramRun programRun;
+  programRun.iterations = options.iterations;
+  programRun.step = options.step;
+  programRun.trace = options.trace;
+  programRun.everyIteration = options.everyIteration;
+  programRun.origin = origin;
+  programRun.onError = [this](const absl::Status &s) { world.abort(s); };
+  std::map<int64_t, RankResult> mine;
+  for (int64_t rank : hosted)
+    mine[rank];
+  absl::Status launched = launch(world, hosted, [&](int64_t rank) {
+    BoundGraph::Rank &r = *b.ranks.at(rank);
+    RankResult &out = mine.at(rank);
+    RankDevice &d = *r.device;
+    // The run's peak starts from what the device holds already (the
+    // parameters and constants); the inputs' copies count in it.
+    d.tensors->resetPeak();
+    std::vector<ArgFeed> args;
+    for (std::vector<HostTensor> &values : pieces.at(rank)) {
+      ArgFeed &feed = args.emplace_back();
+      if (values.size() > 1) {
+        feed.perIteration = std::move(values);
+        continue;
+      }
+      absl::StatusOr<std::shared_ptr<const Tensor>> t = d.upload(values[0]);
+      if (!t.ok())
+        return t.status();
+      feed.fixed = *std::move(t);
+    }
+    Stream *streams[] = {r.streams[0].get(), r.streams[1].get(),
+                         r.streams[2].get()};
+    Stream &copy = *r.streams[3];
+    CommStats before = r.comm->stats();
+    auto upload = [&](const HostTensor &t)
+        -> absl::StatusOr<std::shared_ptr<const Tensor>> {
+      absl::StatusOr<std::shared_ptr<Tensor>> dst =
+          d.tensors->allocate(t.shape, t.type);
+      if (!dst.ok())
+        return dst.status();
+      d.device->copyAsync((*dst)->data(), t.data(), t.byteSize(), copy);
+      if (absl::Status s = copy.synchronize(); !s.ok())
+        return s;
+      return std::shared_ptr<const Tensor>(*std::move(dst));
+    };
+    absl::StatusOr<actor::RunStats> stats =
+        r.program->run(streams, std::move(args), programRun, upload);
+    out.stats = since(r.comm->stats(), before);
+    if (!stats.ok())
+      return stats.status();
+    for (auto &kept : r.program->takeResults()) {
+      std::vector<HostTensor> &host = out.results.emplace_back();
+      for (const std::shared_ptr<const Tensor> &t : kept) {
+        absl::StatusOr<HostTensor> h = d.download(*t);
+        if (!h.ok())
+          return h.status();
+        host.push_back(*std::move(h));
+      }
+    }
+    out.peak = d.device->allocator().stats().peak;
+    out.tensorPeak = d.tensors->count().peak;
+    out.iterationDoneUs = stats->iterationDoneUs;
+    for (auto [s, events] : llvm::enumerate(stats->events))
+      for (const actor::FiringEvent &e : events)
+        out.events.push_back({r.program->nameOf(e.actor),
+                              s == RankProgram::kComm    ? "comm"
+                              : s == RankProgram::kInput ? "input"
+                                                         : "compute",
+                              e.iteration, e.startUs, e.durationUs,
+                              r.program->actionOf(e.actor)});
+    return absl::OkStatus();
+  });
   if (!launched.ok())
-    return failedStep(launched);
+    return failed(launched);
 
   // This process's part of the run, for process 0 to assemble.
   WireWriter w;
-  w.i64(static_cast<int64_t>(jobs.size()));
-  for (Job &job : jobs) {
-    w.i64(job.rank);
-    writeStats(w, job.stats);
-    w.i64(job.peak);
-    w.i64(job.tensorPeak);
-    w.i64(static_cast<int64_t>(job.events.size()));
-    for (const OpEvent &e : job.events) {
-      w.bytes(e.name);
-      w.bytes(e.stream);
-      w.i64(e.iteration);
-      w.f64(e.startUs);
-      w.f64(e.durationUs);
-      w.bytes(e.action);
-    }
-    w.i64(static_cast<int64_t>(job.iterationDoneUs.size()));
-    for (double us : job.iterationDoneUs)
-      w.f64(us);
-    w.i64(static_cast<int64_t>(job.results.size()));
-    for (const HostTensor &t : job.results)
-      writeTensor(w, t);
-  }
+  w.i64(static_cast<int64_t>(mine.size()));
+  for (auto &[rank, r] : mine)
+    writeRankResult(w, rank, r);
+  mine.clear();
   absl::StatusOr<std::vector<std::string>> parts = world.gather(w.take());
   if (!parts.ok())
-    return failedStep(parts.status());
+    return failed(parts.status());
   CpuRun run;
+  int64_t kept = options.everyIteration ? options.iterations : 1;
   // Process 0 assembles the results (the other processes' parts are empty).
+  std::vector<std::vector<HostTensor>> all(kept);
   absl::Status assembled = [&]() -> absl::Status {
-    std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>> pieces;
+    // [kept iteration][result index] -> (logical type, pieces by rank)
+    std::vector<
+        std::map<int64_t, std::pair<Type, std::map<int64_t, HostTensor>>>>
+        byResult(kept);
     for (const std::string &part : *parts) {
       WireReader r(part);
       for (int64_t n = r.i64(); r.ok() && n > 0; --n) {
         int64_t rank = r.i64();
-        run.comm[rank] = readStats(r);
-        run.peakBytes[rank] = r.i64();
-        run.tensorPeakBytes[rank] = r.i64();
-        std::vector<OpEvent> &events = run.events[rank];
-        for (int64_t e = r.i64(); r.ok() && e > 0; --e) {
-          OpEvent ev;
-          ev.name = std::string(r.bytes());
-          ev.stream = std::string(r.bytes());
-          ev.iteration = r.i64();
-          ev.startUs = r.f64();
-          ev.durationUs = r.f64();
-          ev.action = std::string(r.bytes());
-          events.push_back(std::move(ev));
-        }
-        int64_t iterations = r.i64();
-        if (iterations > static_cast<int64_t>(run.iterationDoneUs.size()))
-          run.iterationDoneUs.resize(iterations);
-        for (int64_t i = 0; r.ok() && i < iterations; ++i)
-          run.iterationDoneUs[i] = std::max(run.iterationDoneUs[i], r.f64());
+        RankResult got = readRankResult(r);
+        run.comm[rank] = std::move(got.stats);
+        run.peakBytes[rank] = got.peak;
+        run.tensorPeakBytes[rank] = got.tensorPeak;
+        run.events[rank] = std::move(got.events);
+        if (got.iterationDoneUs.size() > run.iterationDoneUs.size())
+          run.iterationDoneUs.resize(got.iterationDoneUs.size());
+        for (size_t i = 0; i < got.iterationDoneUs.size(); ++i)
+          run.iterationDoneUs[i] =
+              std::max(run.iterationDoneUs[i], got.iterationDoneUs[i]);
         func::FuncOp program = programOf[rank];
-        int64_t results = r.i64();
-        for (int64_t i = 0; r.ok() && i < results; ++i) {
-          int64_t index = *attrs::getResultIndex(program, i);
-          pieces[index].first = attrs::getResultLogicalType(program, i);
-          pieces[index].second[rank] = readTensor(r);
-        }
+        if (static_cast<int64_t>(got.results.size()) != kept)
+          return absl::InternalError("a process sent a garbled run");
+        for (int64_t k = 0; k < kept; ++k)
+          for (auto [i, t] : llvm::enumerate(got.results[k])) {
+            int64_t index = *attrs::getResultIndex(program, i);
+            byResult[k][index].first = attrs::getResultLogicalType(program, i);
+            byResult[k][index].second[rank] = std::move(t);
+          }
       }
       if (!r.ok())
         return absl::InternalError("a process sent a garbled run");
     }
-    for (auto &[index, entry] : pieces) {
-      absl::StatusOr<HostTensor> whole =
-          assemble(meshes, entry.first, entry.second);
-      if (!whole.ok())
-        return whole.status();
-      run.results.push_back(std::move(*whole));
-    }
+    for (int64_t k = 0; k < kept; ++k)
+      for (auto &[index, entry] : byResult[k]) {
+        absl::StatusOr<HostTensor> whole =
+            assemble(meshes, entry.first, entry.second);
+        if (!whole.ok())
+          return whole.status();
+        all[k].push_back(std::move(*whole));
+      }
     return absl::OkStatus();
   }();
   bool everywhere = options.resultsOnEveryProcess || options.accept;
   // Process 0's verdict on every process: all commit the step, or none.
   if (world.processCount() > 1)
     if (absl::Status s = world.agree(assembled); !s.ok())
-      return failedStep(s);
+      return failed(s);
   if (everywhere && world.processCount() > 1) {
     // Process 0's results on every process.
     WireWriter out;
-    out.i64(static_cast<int64_t>(run.results.size()));
-    for (const HostTensor &t : run.results)
-      writeTensor(out, t);
-    absl::StatusOr<std::string> all = world.broadcast(out.take());
-    if (!all.ok())
-      return failedStep(all.status());
-    WireReader r(*all);
-    run.results.clear();
-    for (int64_t n = r.i64(); r.ok() && n > 0; --n)
-      run.results.push_back(readTensor(r));
-    if (!r.ok())
-      return failedStep(absl::InternalError("process 0 sent garbled results"));
+    writeResults(out, all);
+    absl::StatusOr<std::string> sent = world.broadcast(out.take());
+    if (!sent.ok())
+      return failed(sent.status());
+    WireReader r(*sent);
+    all = readResults(r);
+    if (!r.ok() || static_cast<int64_t>(all.size()) != kept)
+      return failed(absl::InternalError("process 0 sent garbled results"));
   } else if (!assembled.ok()) {
-    return failedStep(assembled);
+    return failed(assembled);
   }
-  // What the step stored becomes the parameters only now, once its results
+  // What the run stored becomes the parameters only now, once its results
   // are accepted (every process decides on the same results).
   if (options.accept)
-    if (absl::Status s = options.accept(run.results); !s.ok())
-      return failedStep(s);
+    for (const std::vector<HostTensor> &results : all)
+      if (absl::Status s = options.accept(results); !s.ok())
+        return failed(s);
   {
     std::lock_guard<std::mutex> lock(mu);
-    for (auto &[key, piece] : pending)
-      params[key] = std::move(piece);
+    for (auto &[key, byIteration] : pending)
+      if (!byIteration.empty())
+        params[key] = std::move(byIteration.rbegin()->second);
     pending.clear();
   }
+  run.results = all.empty() ? std::vector<HostTensor>() : all.back();
+  if (options.everyIteration)
+    run.iterationResults = std::move(all);
   return run;
 }
 

@@ -33,6 +33,10 @@
 #include <string>
 #include <vector>
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace pc::runtime {
 
 /// One firing of one op's actor, as a stream ran it, for traces.
@@ -50,7 +54,10 @@ struct OpEvent {
 
 struct CpuRunOptions {
   /// Iterations of the program, overlapped as far as the registers allow;
-  /// the results are the last iteration's.
+  /// the results are the last iteration's. A program that stores parameters
+  /// (a training step) runs them as consecutive steps: each iteration reads
+  /// what the one before stored, and step i+1's forward starts on each
+  /// parameter as soon as step i has updated it.
   int64_t iterations = 1;
   /// Registers per actor: how many iterations a value may be ahead of its
   /// slowest consumer.
@@ -65,7 +72,9 @@ struct CpuRunOptions {
   /// Called with the run's results (on every process) before what the run
   /// stored (pc.set_param) becomes the parameters: an error fails the run
   /// and nothing is stored. A training loop rejects a step whose loss or
-  /// gradient norm is not finite this way.
+  /// gradient norm is not finite this way. With everyIteration it is called
+  /// once per iteration, in order, with that iteration's results: one bad
+  /// step rejects the whole run, whose steps are applied all or none.
   std::function<absl::Status(const std::vector<HostTensor> &results)> accept;
   /// Per global rank: the order in which its communication ops fire, as
   /// (iteration, index of the op among the program's communication ops in
@@ -76,6 +85,14 @@ struct CpuRunOptions {
   /// then all of them against each other (OrderCheck.h); a mismatch or a
   /// cycle of waits is an error, never a hang.
   std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> order;
+  /// Inputs that change from iteration to iteration, by input index: one
+  /// per iteration (a training run's learning rates and batches). Each has
+  /// the shape and type of the input it replaces, whose entry in the run's
+  /// inputs is still given (and checked) but not read.
+  std::map<int64_t, std::vector<Input>> varying;
+  /// Keep every iteration's results (CpuRun::iterationResults): a training
+  /// run's loss per step. Otherwise only the last iteration's are kept.
+  bool everyIteration = false;
 };
 
 /// What a run gives back. Under MPI the results and the per-rank figures
@@ -84,6 +101,9 @@ struct CpuRunOptions {
 struct CpuRun {
   /// The logical results, assembled from the devices' pieces.
   std::vector<HostTensor> results;
+  /// With CpuRunOptions::everyIteration: every iteration's results, the
+  /// last of which are `results`.
+  std::vector<std::vector<HostTensor>> iterationResults;
   /// What each global rank's communicator did.
   std::map<int64_t, CommStats> comm;
   /// Per global rank: the device allocator's peak during the run, in bytes
@@ -97,7 +117,8 @@ struct CpuRun {
   /// Per global rank: every firing, with times from the run's start.
   std::map<int64_t, std::vector<OpEvent>> events;
   /// Per iteration: when its last firing on any rank finished (µs from the
-  /// run's start, which includes binding and parameter initialization).
+  /// run's start, which includes the first run's binding and parameter
+  /// initialization).
   std::vector<double> iterationDoneUs;
 };
 
@@ -105,6 +126,11 @@ struct CpuRun {
 /// parameters, initialized on first use from their initializers and `seed`.
 /// The session runs the ranks of `world` that this process hosts (all of
 /// them in-process, the default).
+///
+/// A graph's programs are bound once, on its first run: kernels, constants,
+/// library plans, communicators and streams are kept for the session's
+/// life, so that a later run costs its firings only. A failed run drops
+/// them; the next run binds afresh.
 class CpuSession {
 public:
   CpuSession(mlir::ModuleOp module, uint64_t seed, World *world = nullptr);
@@ -170,6 +196,22 @@ private:
   /// a tensor must not outlive its rank's device, which the session owns.
   absl::StatusOr<std::shared_ptr<const Tensor>>
   param(int64_t rank, llvm::StringRef name, mlir::Type local);
+  /// What iteration `iteration` of the running step reads: the piece
+  /// iteration - 1 stored, else param().
+  absl::StatusOr<std::shared_ptr<const Tensor>>
+  read(int64_t rank, llvm::StringRef name, mlir::Type local, int64_t iteration);
+  /// What iteration `iteration` stored; the pieces that no iteration can
+  /// read any more go.
+  void store(int64_t rank, llvm::StringRef name, int64_t iteration,
+             std::shared_ptr<const Tensor> piece);
+
+  /// One graph's programs on this process's ranks, bound (CpuExecutor.cpp).
+  struct BoundGraph;
+  bool isBound(llvm::StringRef graph, const CpuRunOptions &options) const;
+  absl::StatusOr<BoundGraph *>
+  bind(llvm::StringRef graph,
+       const std::map<int64_t, mlir::func::FuncOp> &programOf,
+       const CpuRunOptions &options);
 
   /// A hosted rank's device, made on first use by the backend of its mesh's
   /// device kind, with the allocator of its tensors and a stream for copies
@@ -200,8 +242,14 @@ private:
   // Declared before the tensors in them, so that they die after them.
   std::map<int64_t, RankDevice> devices;
   Pieces params;
-  /// What the running step stored (pc.set_param), applied when it succeeds.
-  Pieces pending;
+  /// What the running step stored (pc.set_param), by iteration; the last
+  /// iteration's is applied when the run succeeds.
+  std::map<std::pair<int64_t, std::string>,
+           std::map<int64_t, std::shared_ptr<const Tensor>>>
+      pending;
+  /// Each graph's bound programs (they hold tensors: declared after the
+  /// devices, so that they die first).
+  std::map<std::string, std::unique_ptr<BoundGraph>> bound;
   /// Where loaded parameters are read from (a file's mapping, or memory).
   std::map<std::string, Input> loaded;
   /// (graph, iterations) whose default orders passed the cross-rank check:

@@ -64,15 +64,6 @@ struct BindContext {
   Communicator &comm;
   /// The rank's device memory, for tensors made at bind time (constants).
   TensorAllocator &tensors;
-  /// Rank `rank`'s piece of parameter `name` in the local type, on its
-  /// device.
-  std::function<absl::StatusOr<std::shared_ptr<const Tensor>>(
-      llvm::StringRef name, mlir::Type local)>
-      param;
-  /// Keeps rank `rank`'s piece of parameter `name` for the next step
-  /// (pc.set_param); the session applies it once the step succeeded.
-  std::function<void(llvm::StringRef name, std::shared_ptr<const Tensor> piece)>
-      store;
   /// Per (from, to) layout pair: transfers bound so far, for send/recv tags.
   std::map<std::string, int64_t> transfers;
   /// Set while a widening entry binds its f32 kernel: results of a 16-bit

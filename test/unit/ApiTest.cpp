@@ -560,6 +560,90 @@ TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
             "bad.mlir:1:13: err");
 }
 
+/// Every tensor of the session's parameters, read back from a checkpoint.
+std::map<std::string, HostTensor> parametersOf(Session &s,
+                                               const std::string &name) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  EXPECT_TRUE(s.save(path).ok());
+  absl::StatusOr<std::map<std::string, HostTensor>> t =
+      pc::runtime::readSafetensors(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : std::map<std::string, HostTensor>{};
+}
+
+// Steps as iterations of one run (loop-carried parameters, a rate per
+// step) are the steps one run at a time, bit for bit: on 4 devices with
+// AdamW and a cosine schedule, whose rate changes every step.
+TEST(ApiTest, StepsInOneRunEqualStepsOneRunEach) {
+  std::string text = readSource(PC_SOURCE_DIR "/examples/mlp_2x2.mlir");
+  CompileOptions options;
+  options.train = true;
+  options.optimizer.kind = "adamw";
+  absl::StatusOr<Program> p = compileSource(text, "mlp_2x2.mlir", options);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<std::vector<HostTensor>> inputs = p->exampleInputs(1);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  auto start = [&]() {
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::create(*p);
+    EXPECT_TRUE(s.ok()) << s.status();
+    for (const Port &port : p->inputs())
+      if (port.name != "lr")
+        EXPECT_TRUE((*s)->feed(port.name, (*inputs)[port.index]).ok());
+    OptimizerOptions rates;
+    rates.lr = 0.05;
+    rates.schedule = "cosine";
+    rates.warmupSteps = 2;
+    rates.totalSteps = 7;
+    EXPECT_TRUE((*s)->setSchedule(rates).ok());
+    return *std::move(s);
+  };
+  std::unique_ptr<Session> one = start(), many = start();
+  std::vector<double> expected;
+  for (int i = 0; i < 7; ++i) {
+    absl::StatusOr<double> l = one->trainStep();
+    ASSERT_TRUE(l.ok()) << l.status();
+    expected.push_back(*l);
+  }
+  // 3 steps, then 4: the second run starts from what the first stored.
+  absl::StatusOr<std::vector<double>> first = many->train(3);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::vector<double>> second = many->train(4);
+  ASSERT_TRUE(second.ok()) << second.status();
+  std::vector<double> got = *first;
+  got.insert(got.end(), second->begin(), second->end());
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(many->report().losses, expected);
+  EXPECT_EQ(many->report().step, 7);
+  ASSERT_EQ(many->report().steps.size(), 4u);
+  EXPECT_EQ(many->report().steps[3].step, 6);
+  EXPECT_EQ(many->report().steps[3].loss, expected[6]);
+  EXPECT_EQ(many->report().lr, one->report().lr);
+  std::map<std::string, HostTensor> a = parametersOf(*one, "pc_one_by_one");
+  std::map<std::string, HostTensor> b = parametersOf(*many, "pc_in_one_run");
+  ASSERT_EQ(a.size(), b.size());
+  for (auto &[name, t] : a)
+    EXPECT_EQ(t.bytes, b.at(name).bytes) << name;
+  EXPECT_EQ(many->train(0).status().message(),
+            "Session::train: steps must be at least 1, not 0");
+
+  // A step that diverges rejects its whole run: the step count, the curve
+  // and the parameters stay those before it.
+  OptimizerOptions huge;
+  huge.lr = 1e30;
+  ASSERT_TRUE(many->setSchedule(huge).ok());
+  absl::StatusOr<std::vector<double>> diverged = many->train(5);
+  ASSERT_FALSE(diverged.ok());
+  EXPECT_NE(diverged.status().message().find("were not applied"),
+            std::string::npos)
+      << diverged.status();
+  EXPECT_EQ(many->report().step, 7);
+  EXPECT_EQ(many->report().losses.size(), 7u);
+  std::map<std::string, HostTensor> c = parametersOf(*many, "pc_rejected");
+  for (auto &[name, t] : b)
+    EXPECT_EQ(t.bytes, c.at(name).bytes) << name;
+}
+
 // An input fed from a .npy file is mapped and read at each run; a file
 // that changed since is an error of the run, never a fault.
 TEST(ApiTest, AFedFileThatChangedIsAnError) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -38,6 +39,18 @@ absl::Status injectFault(const runtime::World &world, int64_t step) {
       std::this_thread::sleep_for(std::chrono::hours(1));
   return absl::InternalError(absl::StrCat("PC_TEST_FAULT: process ", process,
                                           " fails at step ", step));
+}
+
+std::optional<int64_t> faultStep() {
+  const char *spec = std::getenv("PC_TEST_FAULT");
+  if (!spec)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  llvm::StringRef(spec).split(parts, ':');
+  int64_t at = -1;
+  if (parts.size() != 3 || parts[1].getAsInteger(10, at))
+    return std::nullopt;
+  return at;
 }
 
 absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
@@ -68,61 +81,76 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
   bool tty = !quiet && ::isatty(STDOUT_FILENO);
   auto begin = std::chrono::steady_clock::now();
   double firstLoss = 0, lastLoss = 0;
-  for (int i = 0; i < flags.steps; ++i) {
+  std::optional<int64_t> fault = faultStep();
+  for (int i = 0; i < flags.steps;) {
     int64_t step = firstStep + i;
+    // This run's steps: at most --steps-per-run, ending where a checkpoint
+    // is due; the test hook's step starts a run (on every process alike).
+    int n = std::min(std::max(flags.stepsPerRun, 1), flags.steps - i);
+    if (flags.saveEvery > 0)
+      n = std::min(n, flags.saveEvery - i % flags.saveEvery);
+    if (fault && *fault > step && *fault < step + n)
+      n = static_cast<int>(*fault - step);
     if (absl::Status s = injectFault(session.world(), step); !s.ok())
       return s;
     api::RunOptions options;
     options.registers = flags.registers;
-    options.trace = flags.trace && i + 1 == flags.steps;
-    absl::StatusOr<double> loss = session.trainStep(options);
-    if (!loss.ok())
-      return absl::Status(loss.status().code(), "step " + std::to_string(step) +
-                                                    ": " +
-                                                    loss.status().ToString());
-    (i ? lastLoss : firstLoss) = *loss;
-    lastLoss = *loss;
+    options.trace = flags.trace && i + n == flags.steps;
+    double runStart =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
+    absl::StatusOr<std::vector<double>> losses = session.train(n, options);
+    if (!losses.ok())
+      return absl::Status(losses.status().code(),
+                          "step " + std::to_string(step) + ": " +
+                              losses.status().ToString());
     api::Report r = session.report();
-    if (!quiet) {
-      llvm::json::Object entry{{"step", step},
-                               {"wall_s", r.wallSeconds},
-                               {"loss", *loss},
-                               {"lr", r.lr}};
-      if (r.gradNorm)
-        entry["grad_norm"] = *r.gradNorm;
+    for (int k = 0; k < n; ++k, ++i) {
+      const api::Report::Step &at = r.steps[k];
+      (i ? lastLoss : firstLoss) = at.loss;
+      lastLoss = at.loss;
+      if (quiet)
+        continue;
+      llvm::json::Object entry{{"step", at.step},
+                               {"wall_s", at.seconds},
+                               {"loss", at.loss},
+                               {"lr", at.lr}};
+      if (at.gradNorm)
+        entry["grad_norm"] = *at.gradNorm;
       stepTimes.push_back(std::move(entry));
+      // A progress bar: redrawn in place on a terminal, a line per step
+      // otherwise (logs, tests). A run's steps come together, each with
+      // the rate up to its own end.
+      double elapsed = runStart + at.endSeconds;
+      int width = 20, done = (i + 1) * width / flags.steps;
+      llvm::outs() << (tty ? "\r" : "") << "step " << at.step + 1 << "/"
+                   << firstStep + flags.steps << " [" << std::string(done, '#')
+                   << std::string(width - done, '.') << "] loss "
+                   << llvm::format("%.6f", at.loss) << " lr "
+                   << llvm::format("%.3e", at.lr);
+      if (at.gradNorm)
+        llvm::outs() << " |g| " << llvm::format("%.4f", *at.gradNorm);
+      llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
+                   << " steps/s" << (tty ? "" : "\n");
+      llvm::outs().flush();
+    }
+    if (!quiet) {
       for (auto &[rank, stats] : r.comm) {
         runtime::CommStats &t = comm[rank];
         t.bytesSent += stats.bytesSent;
         t.bytesReceived += stats.bytesReceived;
-        for (auto &[k, n] : stats.calls)
-          t.calls[k] += n;
+        for (auto &[k, c] : stats.calls)
+          t.calls[k] += c;
         for (auto &[k, b] : stats.bytes) {
           t.bytes[k].first += b.first;
           t.bytes[k].second += b.second;
         }
         peaks[rank] = std::max(peaks[rank], r.peakBytes[rank]);
       }
-      // A progress bar: redrawn in place on a terminal, a line per step
-      // otherwise (logs, tests).
-      double elapsed = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - begin)
-                           .count();
-      int width = 20, done = (i + 1) * width / flags.steps;
-      llvm::outs() << (tty ? "\r" : "") << "step " << step + 1 << "/"
-                   << firstStep + flags.steps << " [" << std::string(done, '#')
-                   << std::string(width - done, '.') << "] loss "
-                   << llvm::format("%.6f", *loss) << " lr "
-                   << llvm::format("%.3e", r.lr);
-      if (r.gradNorm)
-        llvm::outs() << " |g| " << llvm::format("%.4f", *r.gradNorm);
-      llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
-                   << " steps/s" << (tty ? "" : "\n");
-      llvm::outs().flush();
     }
-    bool last = i + 1 == flags.steps;
+    bool last = i == flags.steps;
     if (!flags.savePath.empty() &&
-        (last || (flags.saveEvery > 0 && (i + 1) % flags.saveEvery == 0)))
+        (last || (flags.saveEvery > 0 && i % flags.saveEvery == 0)))
       if (absl::Status s = session.save(flags.savePath, sharded); !s.ok())
         return s;
   }

@@ -15,6 +15,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace pc::tools {
@@ -27,13 +28,18 @@ struct TrainFlags {
   double minLr;
   std::string schedule, saveFormat, savePath;
   int saveEvery;
-  bool trace; // trace the last step
+  bool trace; // trace the last run of steps
+  /// Steps per run of the actor graph (loop-carried parameters).
+  int stepsPerRun;
 };
 
 /// Test hook, for the failure tests: PC_TEST_FAULT=PROCESS:STEP:ACTION makes
 /// process PROCESS, before step STEP, `kill` itself (SIGKILL), `sleep`
 /// forever, or `fail` (return an error). Returns the error of `fail`.
 absl::Status injectFault(const runtime::World &world, int64_t step);
+/// The step PC_TEST_FAULT names (on any process): a run of steps starts
+/// there, so that the fault comes between steps.
+std::optional<int64_t> faultStep();
 
 /// Trains `flags.steps` steps from the session's step. On process 0, fills
 /// `stepTimes` (one entry per step, with its loss and rate), `comm` (each

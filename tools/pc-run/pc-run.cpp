@@ -248,6 +248,12 @@ int main(int argc, char **argv) {
   cl::opt<std::string> loadPath(
       "load", cl::desc("Resume from a checkpoint (either format, any mesh)"),
       cl::cat(trainCat));
+  cl::opt<int> stepsPerRun(
+      "steps-per-run",
+      cl::desc("Steps per run of the actor graph: each reads the parameters "
+               "the one before updated, so steps overlap; one that diverges "
+               "rejects its run's steps"),
+      cl::init(8), cl::cat(trainCat));
   // Many processes.
   cl::OptionCategory clusterCat("Processes (mpirun -np N pc-run ...)");
   cl::opt<double> timeout(
@@ -274,6 +280,8 @@ int main(int argc, char **argv) {
                       : "--steps must be at least 1");
   if (registers < 1)
     return fail("--registers must be at least 1");
+  if (stepsPerRun < 1)
+    return fail("--steps-per-run must be at least 1");
   if (!(timeout > 0))
     return fail("--timeout must be a positive number of seconds");
   if (!train && (!savePath.empty() || saveEvery > 0))
@@ -392,7 +400,7 @@ int main(int argc, char **argv) {
   if (train) {
     pc::tools::TrainFlags flags{steps,      registers, lr,       warmupSteps,
                                 totalSteps, minLr,     schedule, saveFormat,
-                                savePath,   saveEvery, tracing};
+                                savePath,   saveEvery, tracing,  stepsPerRun};
     absl::StatusOr<bool> more =
         pc::tools::trainLoop(**session, flags, stepTimes, comm, peaks);
     if (!more.ok())
