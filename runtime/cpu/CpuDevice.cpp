@@ -26,7 +26,45 @@ static constexpr size_t kAlignment = 64;
 CpuAllocator::CpuAllocator(std::string device, int64_t capacity)
     : device(std::move(device)), capacity(capacity) {}
 
-CpuAllocator::~CpuAllocator() = default;
+CpuAllocator::~CpuAllocator() { trimCache(); }
+
+/// Sanitizers must see every free: a block reused at once would hide a read
+/// after it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+static constexpr bool kCaching = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+static constexpr bool kCaching = false;
+#else
+static constexpr bool kCaching = true;
+#endif
+#else
+static constexpr bool kCaching = true;
+#endif
+static constexpr size_t kCachedFrom = size_t(64) << 10;
+
+bool CpuAllocator::caches() { return kCaching; }
+
+/// The block size for `bytes`: aligned, and for cached sizes whole pages,
+/// so that near sizes share blocks.
+static size_t blockSize(size_t bytes) {
+  size_t unit = bytes >= kCachedFrom ? 4096 : kAlignment;
+  return std::max(kAlignment, (bytes + unit - 1) / unit * unit);
+}
+
+int64_t CpuAllocator::cachedBytesNow() const {
+  std::lock_guard<std::mutex> lock(cacheMu);
+  return cachedBytes;
+}
+
+void CpuAllocator::trimCache() {
+  std::lock_guard<std::mutex> lock(cacheMu);
+  for (auto &[size, blocks] : cache)
+    for (void *b : blocks)
+      std::free(b);
+  cache.clear();
+  cachedBytes = 0;
+}
 
 /// Allocations from this size on are checked against the machine's
 /// available memory first (reading it costs a few microseconds): with
@@ -52,9 +90,28 @@ absl::StatusOr<Buffer> CpuAllocator::allocate(size_t bytes) {
   }
   // An empty tensor still gets a real (unread) block: kernels and copies
   // may pass its pointer to memcpy and BLAS, which must never see null.
-  size_t rounded =
-      std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  void *data = std::aligned_alloc(kAlignment, rounded);
+  size_t rounded = blockSize(bytes);
+  void *data = nullptr;
+  if (kCaching && rounded >= kCachedFrom) {
+    std::lock_guard<std::mutex> lock(cacheMu);
+    highest = std::max(highest, now);
+    if (auto it = cache.find(rounded);
+        it != cache.end() && !it->second.empty()) {
+      data = it->second.back();
+      it->second.pop_back();
+      cachedBytes -= static_cast<int64_t>(rounded);
+    }
+  }
+  // Within a capacity, what is cached counts too: other sizes go first.
+  if (!data && capacity > 0 && now + cachedBytesNow() > capacity)
+    trimCache();
+  if (!data)
+    data = std::aligned_alloc(kAlignment, rounded);
+  if (!data && cachedBytesNow() > 0) {
+    // What is cached may be what the machine lacks.
+    trimCache();
+    data = std::aligned_alloc(kAlignment, rounded);
+  }
   if (!data) {
     inUse.fetch_sub(bytes);
     return absl::ResourceExhaustedError(
@@ -67,12 +124,23 @@ absl::StatusOr<Buffer> CpuAllocator::allocate(size_t bytes) {
 }
 
 void CpuAllocator::release(void *data, size_t bytes) {
+  int64_t now = inUse.fetch_sub(bytes) - bytes;
+  size_t rounded = blockSize(bytes);
+  if (kCaching && rounded >= kCachedFrom) {
+    std::lock_guard<std::mutex> lock(cacheMu);
+    int64_t limit = capacity > 0 ? capacity - now : highest;
+    if (cachedBytes + static_cast<int64_t>(rounded) <= limit) {
+      cache[rounded].push_back(data);
+      cachedBytes += static_cast<int64_t>(rounded);
+      return;
+    }
+  }
   std::free(data);
-  inUse.fetch_sub(bytes);
 }
 
 MemoryStats CpuAllocator::stats() const {
-  return {inUse.load(), peak.load(), allocations.load()};
+  std::lock_guard<std::mutex> lock(cacheMu);
+  return {inUse.load(), peak.load(), allocations.load(), cachedBytes};
 }
 
 void CpuAllocator::resetPeak() { peak.store(inUse.load()); }

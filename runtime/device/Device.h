@@ -60,6 +60,8 @@ struct MemoryStats {
   int64_t inUse = 0;
   int64_t peak = 0;
   int64_t allocations = 0;
+  /// Bytes the allocator holds for reuse, beyond inUse.
+  int64_t cached = 0;
 };
 
 class Allocator {

@@ -51,6 +51,59 @@ TEST(CpuAllocator, TracksUsageAndPeak) {
   EXPECT_TRUE(*empty);
 }
 
+// Released blocks of 64 KiB and more are kept for the next allocation of
+// their size (a training step allocates the same sizes every step), never
+// more than the highest use seen nor beyond a capacity. Under sanitizers
+// nothing is kept, so that they see every free.
+TEST(CpuAllocator, ReusesReleasedBlocksWithinBounds) {
+  if (!CpuAllocator::caches())
+    GTEST_SKIP() << "no block cache under sanitizers";
+  CpuDevice device(0);
+  Allocator &a = device.allocator();
+  void *first = nullptr;
+  {
+    absl::StatusOr<Buffer> big = a.allocate(1 << 20);
+    ASSERT_TRUE(big.ok());
+    first = big->data();
+    absl::StatusOr<Buffer> small = a.allocate(1000);
+    ASSERT_TRUE(small.ok());
+  }
+  EXPECT_EQ(a.stats().inUse, 0);
+  EXPECT_EQ(a.stats().cached, 1 << 20); // the small block went back
+  {
+    // A near size (the same whole pages) gets the same block.
+    absl::StatusOr<Buffer> again = a.allocate((1 << 20) - 100);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->data(), first);
+    EXPECT_EQ(a.stats().cached, 0);
+    EXPECT_EQ(a.stats().inUse, (1 << 20) - 100);
+  }
+  // Two blocks of the highest use's size: only what fits under it stays.
+  {
+    absl::StatusOr<Buffer> x = a.allocate(1 << 20);
+    absl::StatusOr<Buffer> y = a.allocate(1 << 20);
+    ASSERT_TRUE(x.ok() && y.ok());
+  }
+  EXPECT_EQ(a.stats().cached, 2 << 20);
+  // Within a capacity, kept blocks and live ones fit in it together.
+  CpuDevice bounded(1, /*capacity=*/3 << 20);
+  Allocator &b = bounded.allocator();
+  {
+    absl::StatusOr<Buffer> x = b.allocate(2 << 20);
+    ASSERT_TRUE(x.ok());
+  }
+  EXPECT_EQ(b.stats().cached, 2 << 20);
+  absl::StatusOr<Buffer> other = b.allocate(1 << 20);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(b.stats().cached, 2 << 20);
+  {
+    // 1 + 2 MiB live: the kept 2 MiB block of another size must go.
+    absl::StatusOr<Buffer> more = b.allocate((2 << 20) - 8192);
+    ASSERT_TRUE(more.ok());
+    EXPECT_EQ(b.stats().cached, 0);
+  }
+}
+
 TEST(CpuAllocator, CapacityIsAClearError) {
   CpuDevice device(3, /*capacity=*/1024);
   absl::StatusOr<Buffer> a = device.allocator().allocate(1000);
