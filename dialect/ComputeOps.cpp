@@ -10,6 +10,8 @@
 #include "dialect/PcOps.h"
 #include "dialect/ShapeInference.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace pc;
 
@@ -88,6 +90,8 @@ LogicalResult verifyEpsilon(Operation *op, double epsilon) {
 LogicalResult MatmulOp::verify() {
   if (failed(verifySameElementType(*this, {getLhs(), getRhs()})))
     return failure();
+  if (!std::isfinite(getAlpha().convertToDouble()))
+    return emitOpError("alpha must be finite");
   return verifyResult(*this,
                       shape::matmul(shapeOf(getLhs()), shapeOf(getRhs()),
                                     getTransposeLhs(), getTransposeRhs(),

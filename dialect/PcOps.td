@@ -217,28 +217,35 @@ def PC_BoxingOp : PC_TensorOp<"boxing", [Pure]> {
 def PC_MatmulOp : PC_ComputeOp<"matmul"> {
   let summary = "Batched matrix product";
   let description = [{
-    `result = op(lhs) · op(rhs)`, where `op` transposes the last two dims
-    when `transpose_lhs` / `transpose_rhs` is set. Both operands have rank
-    at least 2; their leading (batch) dims broadcast as in NumPy.
+    `result = alpha · op(lhs) · op(rhs)`, where `op` transposes the last two
+    dims when `transpose_lhs` / `transpose_rhs` is set. Both operands have
+    rank at least 2; their leading (batch) dims broadcast as in NumPy.
+    `alpha` (default 1, finite) scales the product as it is written out:
+    `--pc-fuse` folds an attention's `1/sqrt(d)` into it.
 
     ```mlir
     %y = pc.matmul %x, %w {transpose_rhs} : (tensor<4x8x64xf32>, tensor<32x64xf32>)
         -> tensor<4x8x32xf32>
+    %s = pc.matmul %q, %k {alpha = 0.125 : f64, transpose_rhs}
+        : (tensor<4x8x64xf32>, tensor<4x8x64xf32>) -> tensor<4x8x8xf32>
     ```
   }];
   let arguments = (ins PC_FloatTensor:$lhs, PC_FloatTensor:$rhs,
-                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       DefaultValuedAttr<F64Attr, "1.0">:$alpha);
   let results = (outs PC_FloatTensor:$result);
   let builders = [
     OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
                    CArg<"bool", "false">:$transposeLhs,
-                   CArg<"bool", "false">:$transposeRhs), [{
+                   CArg<"bool", "false">:$transposeRhs,
+                   CArg<"double", "1.0">:$alpha), [{
       auto unit = [&](bool b) {
         return b ? $_builder.getUnitAttr() : ::mlir::UnitAttr();
       };
       build($_builder, $_state,
             ::pc::infer::matmul(lhs, rhs, transposeLhs, transposeRhs), lhs, rhs,
-            unit(transposeLhs), unit(transposeRhs));
+            unit(transposeLhs), unit(transposeRhs),
+            $_builder.getF64FloatAttr(alpha));
     }]>];
 }
 

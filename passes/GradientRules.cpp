@@ -102,11 +102,15 @@ LogicalResult buildGradients(GradientContext &c,
       .Case([&](MatmulOp m) {
         Value a = m.getLhs(), bm = m.getRhs();
         bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
+        // The product's scale scales both gradients.
+        double alpha = m.getAlpha().convertToDouble();
+        auto mm = [&](Value x, Value y, bool tx, bool ty) {
+          return e.matmul(x, y, tx, ty, alpha);
+        };
         set(0, [&] {
-          Value da = ta ? (tb ? e.matmul(bm, dy, true, true)
-                              : e.matmul(bm, dy, false, true))
-                        : (tb ? e.matmul(dy, bm, false, false)
-                              : e.matmul(dy, bm, false, true));
+          Value da =
+              ta ? (tb ? mm(bm, dy, true, true) : mm(bm, dy, false, true))
+                 : (tb ? mm(dy, bm, false, false) : mm(dy, bm, false, true));
           return unbroadcast(0, da);
         });
         set(1, [&] {
@@ -119,13 +123,11 @@ LogicalResult buildGradients(GradientContext &c,
               rows *= d;
             Value a2 = e.reshape(a, {rows, as.back()});
             Value dy2 = e.reshape(dy, {rows, shapeOf(dy).back()});
-            return tb ? e.matmul(dy2, a2, true, false)
-                      : e.matmul(a2, dy2, true, false);
+            return tb ? mm(dy2, a2, true, false) : mm(a2, dy2, true, false);
           }
-          Value db = ta ? (tb ? e.matmul(dy, a, true, true)
-                              : e.matmul(a, dy, false, false))
-                        : (tb ? e.matmul(dy, a, true, false)
-                              : e.matmul(a, dy, true, false));
+          Value db =
+              ta ? (tb ? mm(dy, a, true, true) : mm(a, dy, false, false))
+                 : (tb ? mm(dy, a, true, false) : mm(a, dy, true, false));
           return unbroadcast(1, db);
         });
         return success();

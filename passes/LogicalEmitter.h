@@ -79,8 +79,9 @@ public:
   mlir::Value scale(mlir::Value x, double k) {
     return mul(x, scalarLike(k, x));
   }
-  mlir::Value matmul(mlir::Value x, mlir::Value y, bool tx, bool ty) {
-    return MatmulOp::create(b, loc, x, y, tx, ty);
+  mlir::Value matmul(mlir::Value x, mlir::Value y, bool tx, bool ty,
+                     double alpha = 1.0) {
+    return MatmulOp::create(b, loc, x, y, tx, ty, alpha);
   }
   mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape) {
     if (typeOf(x).getShape() == shape)

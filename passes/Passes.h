@@ -25,6 +25,9 @@ struct CompilePipelineOptions {
   PipelineSplitOptions pipeline;
   /// Then partition into per-device programs (the --pc-distribute chain).
   bool distribute = true;
+  /// Before partitioning, fold elementwise work into its neighbours
+  /// (--pc-fuse).
+  bool fuse = true;
 };
 
 /// The one pipeline from a logical graph to per-device programs: autodiff

@@ -216,6 +216,38 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
   ];
 }
 
+def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
+  let summary = "Folds elementwise work into the ops next to it";
+  let description = [{
+    Runs on logical graphs after `--pc-autodiff` and `--pc-optimizer`,
+    before propagation, so that the fused ops get their layouts like any
+    other. Today it folds a product by a scalar constant into the matmul
+    it scales, as `alpha`:
+     - `mul(matmul(a, b), c)` (the matmul's only use), which scales as the
+       product is written out: the same bits as the two ops;
+     - `matmul(mul(x, c), w)` when every use of the product is a matmul
+       (an attention's backward scales dS once for two matmuls), which
+       reassociates: within the reassociation tolerance of docs/testing.md.
+    Each fold saves a pass over the tensor (2M elements per layer in the
+    bench GPT's attention). `c` must be a rank-0 `pc.constant` of a float
+    type, and the product must not broadcast.
+
+    ```mlir
+    // before: %s = pc.matmul %q, %k {transpose_rhs} : ...
+    //         %ss = pc.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> ...
+    // after:  %ss = pc.matmul %q, %k {alpha = 0.125 : f64, transpose_rhs} : ...
+    ```
+  }];
+  let options = [
+    Option<"scale", "scale", "bool", "true",
+           "Fold products by scalar constants into matmuls">,
+  ];
+  let statistics = [
+    Statistic<"numScaled", "scaled",
+              "Products by a scalar folded into a matmul's alpha">,
+  ];
+}
+
 def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value an SBP layout and every op a signature";
   let description = [{

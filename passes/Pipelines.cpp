@@ -17,6 +17,8 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
     pm.addPass(createOptimizer(options.optimizer));
   if (!options.distribute)
     return;
+  if (options.fuse)
+    pm.addPass(createFuse());
   pm.addPass(createSbpPropagate());
   pm.addPass(createInsertBoxing());
   pm.addPass(createOptimizeBoxing());
@@ -29,7 +31,7 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
 void pc::registerDistributePipeline() {
   mlir::PassPipelineRegistration<>(
       "pc-distribute",
-      "From a logical graph to per-device programs: pc-sbp-propagate, "
+      "From a logical graph to per-device programs: pc-fuse, pc-sbp-propagate, "
       "pc-insert-boxing, pc-optimize-boxing, pc-lower-boxing, "
       "pc-optimize-boxing, pc-partition (and for pipelined graphs "
       "pc-pipeline-split and pc-micro-batch first, pc-pipeline-schedule "

@@ -350,8 +350,12 @@ absl::Status Evaluator::eval(Operation *op) {
                             recv.getResult());
       })
       .Case([&](MatmulOp m) {
-        set(matmul(in(0), in(1), m.getTransposeLhs(), m.getTransposeRhs(),
-                   shapeOf(m.getType())));
+        Array r = matmul(in(0), in(1), m.getTransposeLhs(), m.getTransposeRhs(),
+                         shapeOf(m.getType()));
+        if (double alpha = m.getAlpha().convertToDouble(); alpha != 1.0)
+          for (double &v : r.data)
+            v *= alpha;
+        set(std::move(r));
         return absl::OkStatus();
       })
       .Case([&](AddOp) {

@@ -18,6 +18,14 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<2x16xf32>) {
 
 // -----
 
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
+  // expected-error @+1 {{'pc.matmul' op alpha must be finite}}
+  %0 = pc.matmul %a, %b {alpha = 0x7FF0000000000000 : f64} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<8xf32>, %b: tensor<8x2xf32>) {
   // expected-error @+1 {{'pc.matmul' op operands need rank >= 2, but lhs is 8 and rhs is 8x2}}
   %0 = pc.matmul %a, %b : (tensor<8xf32>, tensor<8x2xf32>) -> tensor<2xf32>

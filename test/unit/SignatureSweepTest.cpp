@@ -74,6 +74,8 @@ std::vector<OpCase> cases() {
              "pc.matmul %a0, %a1"),
       simple("matmul transposed", {"5x6xf32", "4x5xf32"}, "6x4xf32",
              "pc.matmul %a0, %a1 {transpose_lhs, transpose_rhs}"),
+      simple("matmul scaled", {"3x4x5xf32", "3x4x5xf32"}, "3x4x4xf32",
+             "pc.matmul %a0, %a1 {alpha = -0.375 : f64, transpose_rhs}"),
       simple("add bias", {"6x5xf32", "5xf32"}, "6x5xf32", "pc.add %a0, %a1"),
       simple("sub", {"6x5xf32", "6x5xf32"}, "6x5xf32", "pc.sub %a0, %a1"),
       simple("mul", {"6x5xf32", "6x1xf32"}, "6x5xf32", "pc.mul %a0, %a1"),

@@ -1,0 +1,104 @@
+//===- Fuse.cpp - Elementwise work folded into the ops next to it ---------===//
+//
+// --pc-fuse, on logical graphs before propagation: a product by a scalar
+// constant becomes the alpha of the matmul it scales (Passes.td says which
+// folds keep the bits and which reassociate).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <optional>
+
+namespace pc {
+#define GEN_PASS_DEF_FUSE
+#include "passes/Passes.h.inc"
+} // namespace pc
+
+using namespace mlir;
+using namespace pc;
+
+namespace {
+
+/// The value of `v` when it is a rank-0 float constant.
+std::optional<double> scalarConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!c || !type || type.getRank() != 0 ||
+      !isa<FloatType>(type.getElementType()))
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// (the scaled operand, the scale) of `mul` when one operand is a scalar
+/// constant and the product does not broadcast the other.
+std::optional<std::pair<Value, double>> scaling(MulOp mul) {
+  for (auto [scaled, by] : {std::pair(mul.getLhs(), mul.getRhs()),
+                            std::pair(mul.getRhs(), mul.getLhs())})
+    if (std::optional<double> c = scalarConstant(by))
+      if (scaled.getType() == mul.getType())
+        return std::pair(scaled, *c);
+  return std::nullopt;
+}
+
+void scaleBy(MatmulOp m, double c) {
+  m.setAlpha(APFloat(m.getAlpha().convertToDouble() * c));
+}
+
+struct FusePass : public pc::impl::FuseBase<FusePass> {
+  using FuseBase::FuseBase;
+
+  void runOnOperation() override {
+    if (!scale)
+      return;
+    SmallVector<MulOp> muls;
+    llvm::SetVector<Operation *> scales;
+    getOperation().walk([&](MulOp mul) { muls.push_back(mul); });
+    for (MulOp mul : muls) {
+      std::optional<std::pair<Value, double>> s = scaling(mul);
+      if (!s || !std::isfinite(s->second))
+        continue;
+      auto [x, c] = *s;
+      Operation *constant =
+          (mul.getLhs() == x ? mul.getRhs() : mul.getLhs()).getDefiningOp();
+      // The product of a matmul that has no other use: scale its output.
+      if (auto m = x.getDefiningOp<MatmulOp>();
+          m && m->hasOneUse() && m.getType() == mul.getType()) {
+        scaleBy(m, c);
+        mul.replaceAllUsesWith(m.getResult());
+        mul.erase();
+        scales.insert(constant);
+        ++numScaled;
+        continue;
+      }
+      // A scaled operand of matmuls only: each of them scales instead.
+      // (Both operands of one matmul: it scales twice, by c squared.)
+      if (mul->use_empty() || !llvm::all_of(mul->getUses(), [](OpOperand &u) {
+            return isa<MatmulOp>(u.getOwner());
+          }))
+        continue;
+      for (OpOperand &use : llvm::make_early_inc_range(mul->getUses())) {
+        scaleBy(cast<MatmulOp>(use.getOwner()), c);
+        use.set(x);
+      }
+      mul.erase();
+      scales.insert(constant);
+      ++numScaled;
+    }
+    // The scales the folds left without a use.
+    for (Operation *c : scales)
+      if (c->use_empty())
+        c->erase();
+  }
+};
+
+} // namespace

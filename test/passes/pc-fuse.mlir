@@ -1,0 +1,63 @@
+// RUN: pc-opt %s --pc-fuse | FileCheck %s
+// RUN: pc-opt %s --pc-fuse="scale=false" | FileCheck %s --check-prefix=OFF
+
+// An attention's scores: the scale folds into the matmul that makes them,
+// whose only use it is; the constant goes with it.
+// CHECK-LABEL: func.func @scores
+// CHECK-NEXT: %[[S:.*]] = pc.matmul %arg0, %arg1 {alpha = 1.250000e-01 : f64, transpose_rhs}
+// CHECK-NEXT: return %[[S]]
+// OFF-LABEL: func.func @scores
+// OFF: pc.mul
+func.func @scores(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>) -> tensor<2x8x8xf32> {
+  %c = pc.constant dense<0.125> : tensor<f32>
+  %s = pc.matmul %q, %k {transpose_rhs} : (tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x8xf32>
+  %ss = pc.mul %c, %s : (tensor<f32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %ss : tensor<2x8x8xf32>
+}
+
+// Its backward: dS scaled once for two matmuls; each takes the scale, and
+// an existing alpha multiplies.
+// CHECK-LABEL: func.func @backward
+// CHECK-NOT: pc.mul
+// CHECK: pc.matmul %arg0, %arg1 {alpha = 1.250000e-01 : f64}
+// CHECK: pc.matmul %arg0, %arg2 {alpha = 2.500000e-01 : f64, transpose_lhs}
+// CHECK-NOT: pc.constant
+func.func @backward(%ds: tensor<2x8x8xf32>, %k: tensor<2x8x4xf32>, %q: tensor<2x8x4xf32>)
+    -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>) {
+  %c = pc.constant dense<0.125> : tensor<f32>
+  %d = pc.mul %ds, %c : (tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+  %dq = pc.matmul %d, %k : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %dk = pc.matmul %d, %q {alpha = 2.0 : f64, transpose_lhs} : (tensor<2x8x8xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %dq, %dk : tensor<2x8x4xf32>, tensor<2x8x4xf32>
+}
+
+// Both operands of one matmul: it scales by the square.
+// CHECK-LABEL: func.func @gram
+// CHECK-NEXT: pc.matmul %arg0, %arg0 {alpha = 9.000000e+00 : f64, transpose_rhs}
+func.func @gram(%x: tensor<4x3xf32>) -> tensor<4x4xf32> {
+  %c = pc.constant dense<3.0> : tensor<f32>
+  %y = pc.mul %x, %c : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+  %g = pc.matmul %y, %y {transpose_rhs} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x4xf32>
+  return %g : tensor<4x4xf32>
+}
+
+// What does not fold: a matmul with another use, a product that another
+// op reads too, a scale that is not a scalar constant, a product that
+// broadcasts; the constant another op reads stays.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-4: pc.mul
+func.func @kept(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %s: tensor<f32>, %v: tensor<1x2xf32>)
+    -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
+  %c = pc.constant dense<0.5> : tensor<f32>
+  %m = pc.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %0 = pc.mul %m, %c : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %x = pc.mul %a, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %1 = pc.matmul %x, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %e = pc.exp %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = pc.matmul %e, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %n = pc.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %3 = pc.mul %n, %s : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %p = pc.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %4 = pc.mul %p, %v : (tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x2xf32>
+  return %m, %0, %1, %2, %3, %4 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+}
