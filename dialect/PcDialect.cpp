@@ -63,6 +63,11 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
                       [](Attribute a) { return isa<FlatSymbolRefAttr>(a); }))
       return op->emitOpError("'pc.stage_meshes' must be a non-empty array of "
                              "mesh symbols on a func.func");
+    for (Attribute a : list)
+      if (!SymbolTable::lookupNearestSymbolFrom<pc::MeshOp>(
+              op, cast<FlatSymbolRefAttr>(a)))
+        return op->emitOpError("names ")
+               << a << " as a stage mesh, but it is not a pc.mesh";
     return success();
   }
   if (name == pc::attrs::kSchedule) {

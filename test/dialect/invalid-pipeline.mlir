@@ -64,3 +64,11 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = pc.tanh %x {pc.action = 3} : (tensor<4xf32>) -> tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+pc.mesh @m <["x"=1]>
+// expected-error @+1 {{'func.func' op names @nope as a stage mesh, but it is not a pc.mesh}}
+func.func @f() attributes {pc.stage_meshes = [@m, @nope]} {
+  return
+}
