@@ -1,4 +1,4 @@
-//===- RankProgram.cpp - One rank's per-device program as an actor graph --===//
+//===- RankProgram.cpp - A rank's program as an actor graph ---------------===//
 
 #include "runtime/exec/RankProgram.h"
 

@@ -1,4 +1,4 @@
-//===- RankProgram.h - One rank's per-device program as an actor graph -*- C++
+//===- RankProgram.h - A rank's program as an actor graph -------*- C++ -*-===//
 //-*-===//
 //
 // A rank's program (a function of --pc-distribute's output) bound once to
