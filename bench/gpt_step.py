@@ -16,6 +16,7 @@ machine:
     its per-step time outside kernels (from a trace of the last step).
 
     bench/gpt_step.py [--build build] [--steps 12] [--steps-per-run 4]
+                      [--repeat 3]
 """
 import argparse
 import json
@@ -83,6 +84,8 @@ def main():
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--steps-per-run", type=int, default=4,
                     help="pc's training steps per run of its actor graph")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="interleaved repeats of the pc runs (medians)")
     a = ap.parse_args()
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,10 +93,20 @@ def main():
         gen(one, "1x1")
         gen(two, "2x1")
         k = a.steps_per_run
-        pc1 = pc_run(a.build, one, tmp, 1, 1, a.steps, True, k)
-        pcf = pc_run(a.build, one, tmp, 1, 1, a.steps, False, k)
-        pc2 = pc_run(a.build, two, tmp, 2, 1, a.steps, True, k)
-        pc1_single = pc_run(a.build, one, tmp, 1, 1, a.steps, True, 1)
+        # The pc runs interleaved, --repeat times, each figure the median
+        # over the repeats: the machine's speed drifts within minutes, and
+        # a ratio of two figures taken minutes apart would carry the drift.
+        runs = {"pc1": [], "pcf": [], "pc2": [], "pc1_single": []}
+        for _ in range(a.repeat):
+            runs["pc1"].append(pc_run(a.build, one, tmp, 1, 1, a.steps, True, k))
+            runs["pcf"].append(pc_run(a.build, one, tmp, 1, 1, a.steps, False, k))
+            runs["pc1_single"].append(
+                pc_run(a.build, one, tmp, 1, 1, a.steps, True, 1))
+            runs["pc2"].append(pc_run(a.build, two, tmp, 2, 1, a.steps, True, k))
+        pc1, pcf, pc2, pc1_single = (
+            {key: statistics.median(r[key] for r in runs[name])
+             for key in runs[name][0]}
+            for name in ("pc1", "pcf", "pc2", "pc1_single"))
         t1 = torch_run(1)
         tbest = min((torch_run(n) for n in range(1, cores + 1)),
                     key=lambda r: r["step_s"])

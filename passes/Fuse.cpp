@@ -2,7 +2,8 @@
 //
 // --pc-fuse, on logical graphs before propagation: a product by a scalar
 // constant becomes the alpha of the matmul it scales (Passes.td says which
-// folds keep the bits and which reassociate).
+// folds keep the bits and which reassociate), and a causal mask's gradient
+// that only repeats the softmax gradient's zeros goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +51,30 @@ std::optional<std::pair<Value, double>> scaling(MulOp mul) {
   return std::nullopt;
 }
 
+/// Whether `axis` of a `rank`-dim tensor is its last dim.
+bool isLast(int64_t axis, int64_t rank) {
+  return axis == -1 || axis == rank - 1;
+}
+
+/// Whether `g`, a causal mask's gradient (`{zero}`), only repeats zeros its
+/// input has already: its input is the gradient of a softmax over the last
+/// dim of causally masked scores, which is the softmax's output (0 above the
+/// diagonal) times something finite.
+bool maskIsRedundant(CausalMaskOp g) {
+  if (!g.getZero())
+    return false;
+  auto grad = g.getInput().getDefiningOp<SoftmaxGradOp>();
+  if (!grad)
+    return false;
+  int64_t rank = cast<RankedTensorType>(grad.getType()).getRank();
+  auto softmax = grad.getOutput().getDefiningOp<SoftmaxOp>();
+  if (!softmax || !isLast(grad.getAxis(), rank) ||
+      !isLast(softmax.getAxis(), rank))
+    return false;
+  auto mask = softmax.getInput().getDefiningOp<CausalMaskOp>();
+  return mask && !mask.getZero();
+}
+
 void scaleBy(MatmulOp m, double c) {
   m.setAlpha(APFloat(m.getAlpha().convertToDouble() * c));
 }
@@ -58,6 +83,18 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;
 
   void runOnOperation() override {
+    if (mask) {
+      SmallVector<CausalMaskOp> masks;
+      getOperation().walk([&](CausalMaskOp g) {
+        if (maskIsRedundant(g))
+          masks.push_back(g);
+      });
+      for (CausalMaskOp g : masks) {
+        g.replaceAllUsesWith(g.getInput());
+        g.erase();
+        ++numMasks;
+      }
+    }
     if (!scale)
       return;
     SmallVector<MulOp> muls;

@@ -232,6 +232,11 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
     bench GPT's attention). `c` must be a rank-0 `pc.constant` of a float
     type, and the product must not broadcast.
 
+    It also drops the gradient of an attention's causal mask,
+    `pc.causal_mask {zero}` of a `pc.softmax_grad` whose softmax (over the
+    last dim) reads `pc.causal_mask` scores: the softmax's output is 0 above
+    the diagonal, so its gradient is already (a signed) 0 there.
+
     ```mlir
     // before: %s = pc.matmul %q, %k {transpose_rhs} : ...
     //         %ss = pc.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> ...
@@ -241,10 +246,14 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
   let options = [
     Option<"scale", "scale", "bool", "true",
            "Fold products by scalar constants into matmuls">,
+    Option<"mask", "mask", "bool", "true",
+           "Drop causal-mask gradients that repeat a softmax gradient's "
+           "zeros">,
   ];
   let statistics = [
     Statistic<"numScaled", "scaled",
               "Products by a scalar folded into a matmul's alpha">,
+    Statistic<"numMasks", "masks", "Causal-mask gradients dropped">,
   ];
 }
 

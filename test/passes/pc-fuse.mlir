@@ -1,5 +1,5 @@
 // RUN: pc-opt %s --pc-fuse | FileCheck %s
-// RUN: pc-opt %s --pc-fuse="scale=false" | FileCheck %s --check-prefix=OFF
+// RUN: pc-opt %s --pc-fuse="scale=false mask=false" | FileCheck %s --check-prefix=OFF
 
 // An attention's scores: the scale folds into the matmul that makes them,
 // whose only use it is; the constant goes with it.
@@ -60,4 +60,33 @@ func.func @kept(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %s: tensor<f32>, %v: t
   %p = pc.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
   %4 = pc.mul %p, %v : (tensor<4x2xf32>, tensor<1x2xf32>) -> tensor<4x2xf32>
   return %m, %0, %1, %2, %3, %4 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// An attention's backward through its causal mask: the softmax gradient is
+// already 0 above the diagonal, so the mask's gradient goes. Not when the
+// softmax did not read masked scores, or its axis is not the last.
+// CHECK-LABEL: func.func @mask_backward
+// CHECK: %[[D:.*]] = pc.softmax_grad %arg1, %{{.*}} {axis = -1
+// CHECK-NEXT: pc.softmax %arg0
+// CHECK-NEXT: pc.softmax_grad
+// CHECK-NEXT: pc.causal_mask {{.*}} {zero}
+// CHECK-NEXT: pc.softmax
+// CHECK-NEXT: pc.softmax_grad
+// CHECK-NEXT: pc.causal_mask {{.*}} {zero}
+// CHECK-NEXT: return %[[D]],
+// OFF-LABEL: func.func @mask_backward
+// OFF-COUNT-3: {zero}
+func.func @mask_backward(%x: tensor<2x4x4xf32>, %dy: tensor<2x4x4xf32>)
+    -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %m = pc.causal_mask %x : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p = pc.softmax %m {axis = -1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %d = pc.softmax_grad %dy, %p {axis = -1 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %g = pc.causal_mask %d {zero} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %q = pc.softmax %x {axis = -1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %e = pc.softmax_grad %dy, %q {axis = -1 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %k1 = pc.causal_mask %e {zero} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %r = pc.softmax %m {axis = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %f = pc.softmax_grad %dy, %r {axis = 1 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %k2 = pc.causal_mask %f {zero} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return %g, %k1, %k2 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
 }
