@@ -227,7 +227,7 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
        product is written out: the same bits as the two ops;
      - `matmul(mul(x, c), w)` when every use of the product is a matmul
        (an attention's backward scales dS once for two matmuls), which
-       reassociates: within the reassociation tolerance of docs/testing.md.
+       reassociates: within the tolerances of docs/training.md (Tolerances).
     Each fold saves a pass over the tensor (2M elements per layer in the
     bench GPT's attention). `c` must be a rank-0 `pc.constant` of a float
     type, and the product must not broadcast.
