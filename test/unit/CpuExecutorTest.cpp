@@ -56,6 +56,34 @@ protected:
     return s.str();
   }
 
+  /// examples/gpt_tiny_2x2.mlir as an Adam training step, distributed, and
+  /// random inputs for it (seed 3; the rate is the last).
+  void gptTrainingStep(OwningOpRef<ModuleOp> &m,
+                       std::vector<HostTensor> &hostInputs) {
+    m = parseSourceString<ModuleOp>(
+        readFile(PC_SOURCE_DIR "/examples/gpt_tiny_2x2.mlir"), &context);
+    ASSERT_TRUE(m);
+    PassManager train = PassManager::on<ModuleOp>(&context);
+    ASSERT_TRUE(succeeded(parsePassPipeline(
+        "pc-autodiff{graph=gpt},pc-optimizer{kind=adam}", train)));
+    ASSERT_TRUE(succeeded(train.run(*m)));
+    absl::StatusOr<std::vector<Array>> inputs =
+        pc::reference::randomInputs(*m, "gpt", 3);
+    ASSERT_TRUE(inputs.ok()) << inputs.status();
+    auto f = m->lookupSymbol<func::FuncOp>("gpt");
+    for (auto [arg, a] : llvm::zip(f.getArguments(), *inputs)) {
+      absl::StatusOr<CommType> type = pc::runtime::commTypeOf(arg.getType());
+      ASSERT_TRUE(type.ok()) << type.status();
+      HostTensor t = HostTensor::zeros(a.shape, *type);
+      for (int64_t i = 0; i < a.size(); ++i)
+        t.set(i, a.data[i]);
+      hostInputs.push_back(std::move(t));
+    }
+    PassManager distribute = PassManager::on<ModuleOp>(&context);
+    ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", distribute)));
+    ASSERT_TRUE(succeeded(distribute.run(*m)));
+  }
+
   void expectRuns(const std::string &text, StringRef graph,
                   double tolerance = 1e-4) {
     OwningOpRef<ModuleOp> logical = parseSourceString<ModuleOp>(text, &context);
@@ -226,29 +254,9 @@ TEST_F(CpuExecutorTest, PipelineStagesOnDifferentRanks) {
 // tensor. The parameters and optimizer state that a rank holds after a step
 // are a lower bound of its peak.
 TEST_F(CpuExecutorTest, DevicePeakEqualsTheExecutorsCountOnGptTraining) {
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
-      readFile(PC_SOURCE_DIR "/examples/gpt_tiny_2x2.mlir"), &context);
-  ASSERT_TRUE(m);
-  PassManager train = PassManager::on<ModuleOp>(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline(
-      "pc-autodiff{graph=gpt},pc-optimizer{kind=adam}", train)));
-  ASSERT_TRUE(succeeded(train.run(*m)));
-  absl::StatusOr<std::vector<Array>> inputs =
-      pc::reference::randomInputs(*m, "gpt", 3);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  auto f = m->lookupSymbol<func::FuncOp>("gpt");
+  OwningOpRef<ModuleOp> m;
   std::vector<HostTensor> hostInputs;
-  for (auto [arg, a] : llvm::zip(f.getArguments(), *inputs)) {
-    absl::StatusOr<CommType> type = pc::runtime::commTypeOf(arg.getType());
-    ASSERT_TRUE(type.ok()) << type.status();
-    HostTensor t = HostTensor::zeros(a.shape, *type);
-    for (int64_t i = 0; i < a.size(); ++i)
-      t.set(i, a.data[i]);
-    hostInputs.push_back(std::move(t));
-  }
-  PassManager distribute = PassManager::on<ModuleOp>(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", distribute)));
-  ASSERT_TRUE(succeeded(distribute.run(*m)));
+  ASSERT_NO_FATAL_FAILURE(gptTrainingStep(m, hostInputs));
 
   pc::runtime::CpuSession session(*m, 9);
   for (int64_t step = 0; step < 3; ++step) {
@@ -278,29 +286,9 @@ TEST_F(CpuExecutorTest, DevicePeakEqualsTheExecutorsCountOnGptTraining) {
 // step, bit for bit, on 2x2 with Adam: results and parameters. Under TSan
 // this is the test of the overlapped steps' synchronization.
 TEST_F(CpuExecutorTest, TrainingStepsAsIterationsEqualStepsAsRuns) {
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
-      readFile(PC_SOURCE_DIR "/examples/gpt_tiny_2x2.mlir"), &context);
-  ASSERT_TRUE(m);
-  PassManager train = PassManager::on<ModuleOp>(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline(
-      "pc-autodiff{graph=gpt},pc-optimizer{kind=adam}", train)));
-  ASSERT_TRUE(succeeded(train.run(*m)));
-  absl::StatusOr<std::vector<Array>> inputs =
-      pc::reference::randomInputs(*m, "gpt", 3);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  auto f = m->lookupSymbol<func::FuncOp>("gpt");
+  OwningOpRef<ModuleOp> m;
   std::vector<HostTensor> hostInputs;
-  for (auto [arg, a] : llvm::zip(f.getArguments(), *inputs)) {
-    absl::StatusOr<CommType> type = pc::runtime::commTypeOf(arg.getType());
-    ASSERT_TRUE(type.ok()) << type.status();
-    HostTensor t = HostTensor::zeros(a.shape, *type);
-    for (int64_t i = 0; i < a.size(); ++i)
-      t.set(i, a.data[i]);
-    hostInputs.push_back(std::move(t));
-  }
-  PassManager distribute = PassManager::on<ModuleOp>(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", distribute)));
-  ASSERT_TRUE(succeeded(distribute.run(*m)));
+  ASSERT_NO_FATAL_FAILURE(gptTrainingStep(m, hostInputs));
   int64_t lrIndex = static_cast<int64_t>(hostInputs.size()) - 1;
   auto rate = [](int64_t step) {
     HostTensor lr = HostTensor::zeros({}, CommType::F32);
