@@ -90,7 +90,7 @@ LogicalResult verifyEpsilon(Operation *op, double epsilon) {
 LogicalResult MatmulOp::verify() {
   if (failed(verifySameElementType(*this, {getLhs(), getRhs()})))
     return failure();
-  if (!std::isfinite(getAlpha().convertToDouble()))
+  if (!std::isfinite(getScale()))
     return emitOpError("alpha must be finite");
   return verifyResult(*this,
                       shape::matmul(shapeOf(getLhs()), shapeOf(getRhs()),

@@ -247,6 +247,11 @@ def PC_MatmulOp : PC_ComputeOp<"matmul"> {
             unit(transposeLhs), unit(transposeRhs),
             $_builder.getF64FloatAttr(alpha));
     }]>];
+  let extraClassDeclaration = [{
+    /// `alpha` as a double.
+    double getScale() { return getAlpha().convertToDouble(); }
+    void setScale(double alpha) { setAlpha(::llvm::APFloat(alpha)); }
+  }];
 }
 
 class PC_BinaryOp<string mnemonic, string what, TypeConstraint t = PC_Tensor>

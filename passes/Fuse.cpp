@@ -75,9 +75,7 @@ bool maskIsRedundant(CausalMaskOp g) {
   return mask && !mask.getZero();
 }
 
-void scaleBy(MatmulOp m, double c) {
-  m.setAlpha(APFloat(m.getAlpha().convertToDouble() * c));
-}
+void scaleBy(MatmulOp m, double c) { m.setScale(m.getScale() * c); }
 
 struct FusePass : public pc::impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;

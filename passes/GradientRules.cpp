@@ -103,7 +103,7 @@ LogicalResult buildGradients(GradientContext &c,
         Value a = m.getLhs(), bm = m.getRhs();
         bool ta = m.getTransposeLhs(), tb = m.getTransposeRhs();
         // The product's scale scales both gradients.
-        double alpha = m.getAlpha().convertToDouble();
+        double alpha = m.getScale();
         auto mm = [&](Value x, Value y, bool tx, bool ty) {
           return e.matmul(x, y, tx, ty, alpha);
         };

@@ -332,11 +332,11 @@ void registerDataMovement(KernelRegistry &r) {
 void registerCpuComputeKernels(KernelRegistry &r) {
   registerDataMovement(r);
   addWidening(r, "pc.matmul", simple<MatmulOp>([](MatmulOp m) {
-                cpu::MatmulPlan plan(
-                    shapeOf(m.getLhs().getType()),
-                    shapeOf(m.getRhs().getType()), m.getTransposeLhs(),
-                    m.getTransposeRhs(), shapeOf(m.getType()),
-                    static_cast<float>(m.getAlpha().convertToDouble()));
+                cpu::MatmulPlan plan(shapeOf(m.getLhs().getType()),
+                                     shapeOf(m.getRhs().getType()),
+                                     m.getTransposeLhs(), m.getTransposeRhs(),
+                                     shapeOf(m.getType()),
+                                     static_cast<float>(m.getScale()));
                 return [plan](Inputs in, Tensor &out) {
                   return plan.run(*in[0], *in[1], out);
                 };

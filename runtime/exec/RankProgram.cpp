@@ -108,7 +108,7 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
     ins.push_back(sources.lookup(v));
   if (isa<func::ReturnOp>(op)) {
     // Kept on the device; the session copies them out after the run.
-    returnActor = addActor(
+    addActor(
         "return", kCompute, ins, 0, [this](KernelIO &io, int64_t iteration) {
           if (current->everyIteration || iteration + 1 == current->iterations)
             results[current->everyIteration ? iteration : 0].assign(
@@ -137,7 +137,7 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
                    return absl::OkStatus();
                  });
     sources[get.getResult()] = {id, 0};
-    paramActors[name].first.push_back(id);
+    paramActors[name].reads.push_back(id);
     return absl::OkStatus();
   }
   if (auto set = dyn_cast<SetParamOp>(op)) {
@@ -148,12 +148,12 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
                              params.store(name, iteration, io.sharedInputs[0]);
                              return absl::OkStatus();
                            });
-    auto &entry = paramActors[name];
-    if (entry.second != 0)
+    std::optional<uint32_t> &store = paramActors[name].store;
+    if (store)
       return named(absl::InvalidArgumentError(absl::StrCat(
                        "parameter '", name, "' is stored twice in one step")),
                    context.rank, &op);
-    entry.second = id + 1; // 0: none
+    store = id;
     return absl::OkStatus();
   }
   absl::StatusOr<KernelRegistry::Bound> bound = kernels.bind(&op, context);
@@ -204,14 +204,12 @@ void RankProgram::linkParameters() {
   // (the value they read), and an update waits for the step before's reads
   // (whose value it lets go): the only links between steps, so step i+1's
   // forward starts with the first parameter step i has updated.
-  for (auto &[name, entry] : paramActors) {
-    auto &[reads, stored] = entry;
-    if (!stored)
+  for (auto &[name, p] : paramActors) {
+    if (!p.store)
       continue;
-    uint32_t set = static_cast<uint32_t>(stored - 1);
-    for (uint32_t get : reads) {
-      graph.carry(set, get);
-      graph.carry(get, set);
+    for (uint32_t get : p.reads) {
+      graph.carry(*p.store, get);
+      graph.carry(get, *p.store);
     }
   }
 }

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -158,8 +159,11 @@ private:
   std::vector<mlir::Attribute> actions;
   llvm::DenseMap<mlir::Value, Source> sources;
   /// Per parameter name: the actors that read it and the one that stores it.
-  std::map<std::string, std::pair<std::vector<uint32_t>, int64_t>> paramActors;
-  uint32_t returnActor = 0;
+  struct ParamActors {
+    std::vector<uint32_t> reads;
+    std::optional<uint32_t> store;
+  };
+  std::map<std::string, ParamActors> paramActors;
   std::vector<std::vector<std::shared_ptr<const Tensor>>> results;
 };
 

@@ -352,7 +352,7 @@ absl::Status Evaluator::eval(Operation *op) {
       .Case([&](MatmulOp m) {
         Array r = matmul(in(0), in(1), m.getTransposeLhs(), m.getTransposeRhs(),
                          shapeOf(m.getType()));
-        if (double alpha = m.getAlpha().convertToDouble(); alpha != 1.0)
+        if (double alpha = m.getScale(); alpha != 1.0)
           for (double &v : r.data)
             v *= alpha;
         set(std::move(r));

@@ -107,7 +107,8 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
     api::Report r = session.report();
     for (int k = 0; k < n; ++k, ++i) {
       const api::Report::Step &at = r.steps[k];
-      (i ? lastLoss : firstLoss) = at.loss;
+      if (i == 0)
+        firstLoss = at.loss;
       lastLoss = at.loss;
       if (quiet)
         continue;
