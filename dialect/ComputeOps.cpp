@@ -149,7 +149,29 @@ LogicalResult CausalMaskOp::verify() {
   return verifyUnary(*this);
 }
 
-LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+/// A causal softmax (or its gradient) normalizes the last dim of matrices.
+static LogicalResult verifyCausal(Operation *op, bool causal, int64_t axis,
+                                  int64_t rank) {
+  if (!causal)
+    return success();
+  if (rank < 2)
+    return op->emitOpError()
+           << "is causal, which needs [query, key] matrices in the last two "
+              "dims, but its operand has rank "
+           << rank;
+  if (axis != -1 && axis != rank - 1)
+    return op->emitOpError() << "is causal, which normalizes the last dim (the "
+                                "keys), but its axis is "
+                             << axis;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (failed(verifySoftmax(*this)))
+    return failure();
+  return verifyCausal(*this, getCausal(), getAxis(),
+                      shapeOf(getInput()).size());
+}
 
 /// A fused gradient: operands of one shape and element type, and a result
 /// of that type.
@@ -197,6 +219,9 @@ LogicalResult SoftmaxGradOp::verify() {
   if (failed(shape::normalizeAxis(getAxis(), shapeOf(getGrad()).size(), "axis",
                                   [&] { return emitOpError(); })))
     return failure();
+  if (failed(verifyCausal(*this, getCausal(), getAxis(),
+                          shapeOf(getGrad()).size())))
+    return failure();
   return verifyGrad(*this, getGrad(), getOutput());
 }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
@@ -221,6 +246,24 @@ LogicalResult LayerNormGradOp::verify() {
       failed(verifyEpsilon(*this, getEpsilon().convertToDouble())) ||
       failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
                                    shapeOf(getGamma()), "gamma", emit)))
+    return failure();
+  return success();
+}
+
+LogicalResult LayerNormScaleGradOp::verify() {
+  auto emit = [&] { return emitOpError(); };
+  if (failed(verifySameElementType(*this, {getGrad(), getInput()})) ||
+      failed(verifyEpsilon(*this, getEpsilon().convertToDouble())))
+    return failure();
+  if (shapeOf(getGrad()) != shapeOf(getInput()))
+    return emitOpError() << "operands have shapes "
+                         << shape::str(shapeOf(getGrad())) << " and "
+                         << shape::str(shapeOf(getInput()))
+                         << "; they must be the same";
+  if (elemOf(getResult()) != elemOf(getGrad()))
+    return emitOpError("result must have the operands' element type");
+  if (failed(shape::normalizedDims(shapeOf(getInput()), getAxis(),
+                                   shapeOf(getResult()), "result", emit)))
     return failure();
   return success();
 }

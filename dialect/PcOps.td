@@ -371,19 +371,25 @@ def PC_SoftmaxGradOp : PC_ComputeOp<"softmax_grad"> {
     `pc.softmax` instead of a multiply, a reduction, a subtraction and a
     multiply. The operands and the result have one type.
 
+    With `causal` (the axis must be the last dim), the gradient of a
+    causal softmax (see `pc.softmax`): in each `[query, key]` matrix only
+    the entries on and below the diagonal are read (the others count as
+    0), and the result is 0 above it. For a causal softmax's output, which
+    is 0 there, that is the full form, bit for bit.
+
     ```mlir
     %dx = pc.softmax_grad %dy, %p {axis = -1 : i64}
         : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
     ```
   }];
   let arguments = (ins PC_FloatTensor:$grad, PC_FloatTensor:$output,
-                       I64Attr:$axis);
+                       I64Attr:$axis, UnitAttr:$causal);
   let results = (outs PC_FloatTensor:$result);
   let builders = [
     OpBuilder<(ins "::mlir::Value":$grad, "::mlir::Value":$output,
-                   "int64_t":$axis), [{
+                   "int64_t":$axis, CArg<"bool", "false">:$causal), [{
       build($_builder, $_state, ::pc::infer::sameAs(grad), grad, output,
-            axis);
+            axis, causal);
     }]>];
 }
 
@@ -424,7 +430,35 @@ def PC_AdamUpdateOp : PC_ComputeOp<"adam_update"> {
                       PC_FloatTensor:$new_v);
 }
 
-def PC_SoftmaxOp : PC_SoftmaxLikeOp<"softmax", "Softmax">;
+def PC_SoftmaxOp : PC_ComputeOp<"softmax"> {
+  let summary = "Softmax over one axis, optionally causal";
+  let description = [{
+    Normalizes over dim `axis` (negative values count from the back); the
+    result has the operand's type.
+
+    With `causal` (the axis must be the last dim), row `q` of each
+    `[query, key]` matrix in the last two dims sees only keys `k <= q`: the
+    result is the softmax of `pc.causal_mask` of the input (within f32
+    rounding), with exact zeros above the diagonal, computed without
+    writing the masked scores and without exponentiating them. pc-fuse
+    folds a causal mask into the softmax after it.
+
+    ```mlir
+    %p = pc.softmax %x {axis = -1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    %a = pc.softmax %s {axis = -1 : i64, causal}
+        : (tensor<4x8x128x128xf32>) -> tensor<4x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$input, I64Attr:$axis,
+                       UnitAttr:$causal);
+  let results = (outs PC_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis,
+                   CArg<"bool", "false">:$causal), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input, axis,
+            causal);
+    }]>];
+}
 def PC_LogSoftmaxOp : PC_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
 
 def PC_LayerNormOp : PC_ComputeOp<"layer_norm"> {
@@ -480,6 +514,28 @@ def PC_LayerNormGradOp : PC_ComputeOp<"layer_norm_grad"> {
       build($_builder, $_state, ::pc::infer::sameAs(grad), grad, input, gamma,
             axis, epsilon);
     }]>];
+}
+
+def PC_LayerNormScaleGradOp : PC_ComputeOp<"layer_norm_scale_grad"> {
+  let summary = "The gradient of pc.layer_norm's scale, fused";
+  let description = [{
+    `Σ_rows grad · x̂`, with `x̂` the normalized input (the dims from `axis`
+    on form a row): the gradient of the layer norm's `gamma`, in one pass
+    that reads `grad` and `input` once, where pc-autodiff would otherwise
+    normalize the input again, multiply and reduce (four passes). Rows are
+    summed in order in f32, so the result has the bits of that chain.
+    `grad` and `input` have one type; the result has the normalized dims'
+    shape (gamma's).
+
+    ```mlir
+    %dgamma = pc.layer_norm_scale_grad %dy, %x {axis = -1 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$grad, PC_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs PC_FloatTensor:$result);
 }
 
 def PC_RmsNormOp : PC_ComputeOp<"rms_norm"> {

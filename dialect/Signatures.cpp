@@ -197,19 +197,22 @@ void SoftmaxOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                  Sigs &out) {
   addReplicated(out, 1, 1);
   int64_t rank = in[0].size();
-  sameDimSplits(in, axisSize, out, 1, -1,
+  // A causal softmax needs its [query, key] matrices whole: the mask
+  // depends on the row's position.
+  sameDimSplits(in, axisSize, out, 1, getCausal() ? rank - 2 : -1,
                 (static_cast<int64_t>(getAxis()) + rank) % rank);
 }
 double SoftmaxOp::getComputeCost() { return 5 * numel(getType()); }
 
 namespace {
 /// A fused gradient of two same-shape operands, linear in the first: both
-/// split alike on any dim but `skip`, or a partial gradient against a
-/// replicated second operand.
-void gradSignatures(Shapes in, int64_t axisSize, Sigs &out, int64_t skip) {
+/// split alike on any dim but `skip` (and `skipAlso`), or a partial gradient
+/// against a replicated second operand.
+void gradSignatures(Shapes in, int64_t axisSize, Sigs &out, int64_t skip,
+                    int64_t skipAlso = -1) {
   addReplicated(out, 2, 1);
   for (int64_t d = 0, r = in[0].size(); d < r; ++d)
-    if (d != skip && in[0][d] >= axisSize)
+    if (d != skip && d != skipAlso && in[0][d] >= axisSize)
       add(out, {S(d), S(d)}, {S(d)});
   add(out, {P(), B}, {P()});
 }
@@ -238,7 +241,8 @@ void SoftmaxGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                      Sigs &out) {
   int64_t rank = in[0].size();
   gradSignatures(in, axisSize, out,
-                 (static_cast<int64_t>(getAxis()) + rank) % rank);
+                 (static_cast<int64_t>(getAxis()) + rank) % rank,
+                 getCausal() ? rank - 2 : -1);
 }
 double SoftmaxGradOp::getComputeCost() { return 4 * numel(getType()); }
 
@@ -272,6 +276,22 @@ void LayerNormGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
   add(out, {P(), B, B}, {P()});
 }
 double LayerNormGradOp::getComputeCost() { return 12 * numel(getType()); }
+
+void LayerNormScaleGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                            Sigs &out) {
+  addReplicated(out, 2, 1);
+  int64_t rank = in[0].size();
+  int64_t axis = (static_cast<int64_t>(getAxis()) + rank) % rank;
+  // Rows split alike: each device sums its rows (a partial sum); linear in
+  // the gradient.
+  for (int64_t d = 0; d < axis; ++d)
+    if (in[0][d] >= axisSize)
+      add(out, {S(d), S(d)}, {P()});
+  add(out, {P(), B}, {P()});
+}
+double LayerNormScaleGradOp::getComputeCost() {
+  return 8 * numel(getInput().getType());
+}
 
 void RmsNormOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                  Sigs &out) {

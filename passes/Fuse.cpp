@@ -2,8 +2,9 @@
 //
 // --pc-fuse, on logical graphs before propagation: a product by a scalar
 // constant becomes the alpha of the matmul it scales (Passes.td says which
-// folds keep the bits and which reassociate), and a causal mask's gradient
-// that only repeats the softmax gradient's zeros goes.
+// folds keep the bits and which reassociate), a causal mask's gradient
+// that only repeats the softmax gradient's zeros goes, and a causal mask
+// folds into the softmax that reads it (and into that softmax's gradient).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,8 +72,20 @@ bool maskIsRedundant(CausalMaskOp g) {
   if (!softmax || !isLast(grad.getAxis(), rank) ||
       !isLast(softmax.getAxis(), rank))
     return false;
+  if (softmax.getCausal())
+    return true;
   auto mask = softmax.getInput().getDefiningOp<CausalMaskOp>();
   return mask && !mask.getZero();
+}
+
+/// The causal mask `s` reads, when `s` normalizes the last dim (where a
+/// causal softmax normalizes).
+CausalMaskOp foldableMask(SoftmaxOp s) {
+  int64_t rank = cast<RankedTensorType>(s.getType()).getRank();
+  auto mask = s.getInput().getDefiningOp<CausalMaskOp>();
+  if (s.getCausal() || !mask || mask.getZero() || !isLast(s.getAxis(), rank))
+    return {};
+  return mask;
 }
 
 void scaleBy(MatmulOp m, double c) { m.setScale(m.getScale() * c); }
@@ -81,6 +94,7 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
   using FuseBase::FuseBase;
 
   void runOnOperation() override {
+    // Masks first: a mask gradient is recognized by the mask it mirrors.
     if (mask) {
       SmallVector<CausalMaskOp> masks;
       getOperation().walk([&](CausalMaskOp g) {
@@ -93,8 +107,35 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
         ++numMasks;
       }
     }
-    if (!scale)
-      return;
+    if (causal)
+      foldCausalMasks();
+    if (scale)
+      foldScales();
+  }
+
+  void foldCausalMasks() {
+    SmallVector<SoftmaxOp> softmaxes;
+    getOperation().walk([&](SoftmaxOp s) {
+      if (foldableMask(s))
+        softmaxes.push_back(s);
+    });
+    for (SoftmaxOp s : softmaxes) {
+      CausalMaskOp m = foldableMask(s);
+      s.setOperand(m.getInput());
+      s.setCausal(true);
+      if (m->use_empty())
+        m.erase();
+      ++numCausal;
+      // Its gradients read its output, which is 0 above the diagonal.
+      for (Operation *user : s->getUsers())
+        if (auto g = dyn_cast<SoftmaxGradOp>(user);
+            g && g.getOutput() == s.getResult() &&
+            isLast(g.getAxis(), cast<RankedTensorType>(s.getType()).getRank()))
+          g.setCausal(true);
+    }
+  }
+
+  void foldScales() {
     SmallVector<MulOp> muls;
     llvm::SetVector<Operation *> scales;
     getOperation().walk([&](MulOp mul) { muls.push_back(mul); });

@@ -206,7 +206,7 @@ LogicalResult buildGradients(GradientContext &c,
       .Case([&](SoftmaxOp s) {
         set(0, [&] {
           return SoftmaxGradOp::create(c.builder, op->getLoc(), dy, y,
-                                       s.getAxis())
+                                       s.getAxis(), s.getCausal())
               .getResult();
         });
         return success();
@@ -220,8 +220,7 @@ LogicalResult buildGradients(GradientContext &c,
         return success();
       })
       .Case([&](LayerNormOp n) {
-        // The input's gradient is one fused op; gamma's needs the
-        // normalized input, which is the layer norm with gamma 1, beta 0.
+        // The input's gradient and gamma's are one fused op each.
         set(0, [&] {
           return LayerNormGradOp::create(c.builder, op->getLoc(), dy, x,
                                          n.getGamma(), n.getAxis(),
@@ -229,12 +228,11 @@ LogicalResult buildGradients(GradientContext &c,
               .getResult();
         });
         set(1, [&] {
-          ArrayRef<int64_t> g = shapeOf(n.getGamma());
-          Type t = elemOf(x);
-          Value xhat = LayerNormOp::create(
-              c.builder, op->getLoc(), x, e.fill(1, g, t), e.fill(0, g, t),
-              n.getAxis(), n.getEpsilon().convertToDouble());
-          return unbroadcast(1, e.mul(dy, xhat));
+          return LayerNormScaleGradOp::create(
+                     c.builder, op->getLoc(),
+                     RankedTensorType::get(shapeOf(n.getGamma()), elemOf(x)),
+                     dy, x, n.getAxis(), n.getEpsilon())
+              .getResult();
         });
         set(2, [&] { return unbroadcast(2, dy); });
         return success();

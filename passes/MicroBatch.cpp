@@ -268,7 +268,12 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
       bool whole = isa<LayerNormOp, RmsNormOp>(op) ? d >= axis : d == axis;
       if (whole || d < 0)
         return fail("it normalizes over the batch dim");
+      if (auto s = dyn_cast<SoftmaxOp>(op); s && s.getCausal() && d == n - 2)
+        return fail("its causal mask needs the batch dim (the queries) whole");
       out = d;
+    } else if (isa<CausalMaskOp>(op) &&
+               info.of(op->getOperand(0)) >= rankOf(r) - 2) {
+      return fail("its mask needs the batch dim (a query or key dim) whole");
     } else if (sameShapeAsFirst(op, info, m)) {
       out = info.of(op->getOperand(0)); // elementwise, casts, masks
     } else {

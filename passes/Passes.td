@@ -237,6 +237,12 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
     last dim) reads `pc.causal_mask` scores: the softmax's output is 0 above
     the diagonal, so its gradient is already (a signed) 0 there.
 
+    And it folds a causal mask into the softmax that reads it:
+    `pc.softmax(pc.causal_mask(x))` over the last dim becomes
+    `pc.softmax(x) {causal}`, the same bits without writing and reading the
+    masked scores, and that softmax's gradients (`pc.softmax_grad` of its
+    output) become causal too, reading only the diagonal and below.
+
     ```mlir
     // before: %s = pc.matmul %q, %k {transpose_rhs} : ...
     //         %ss = pc.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> ...
@@ -249,11 +255,15 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
     Option<"mask", "mask", "bool", "true",
            "Drop causal-mask gradients that repeat a softmax gradient's "
            "zeros">,
+    Option<"causal", "causal", "bool", "true",
+           "Fold causal masks into the softmaxes that read them, and make "
+           "their gradients causal">,
   ];
   let statistics = [
     Statistic<"numScaled", "scaled",
               "Products by a scalar folded into a matmul's alpha">,
     Statistic<"numMasks", "masks", "Causal-mask gradients dropped">,
+    Statistic<"numCausal", "causal", "Causal masks folded into softmaxes">,
   ];
 }
 

@@ -398,7 +398,8 @@ void registerCpuComputeKernels(KernelRegistry &r) {
                       op->getAttrOfType<IntegerAttr>("axis").getInt();
                   Type type = op->getResult(0).getType();
                   Shape shape = shapeOf(type);
-                  cpu::SoftmaxPlan plan(shape, axisIn(axis, shape.size()), log);
+                  cpu::SoftmaxPlan plan(shape, axisIn(axis, shape.size()), log,
+                                        op->hasAttr("causal"));
                   return produce(type, c, [plan](Inputs in, Tensor &out) {
                     return plan.run(*in[0], out);
                   });
@@ -497,6 +498,16 @@ void registerCpuComputeKernels(KernelRegistry &r) {
           return cpu::layerNormGrad(*in[0], *in[1], *in[2], axis, eps, out);
         };
       }));
+  addWidening(r, "pc.layer_norm_scale_grad",
+              simple<LayerNormScaleGradOp>([](LayerNormScaleGradOp n) {
+                int64_t axis =
+                    axisIn(n.getAxis(), shapeOf(n.getInput().getType()).size());
+                float eps = n.getEpsilon().convertToDouble();
+                return [axis, eps](Inputs in, Tensor &out) {
+                  return cpu::layerNormScaleGrad(*in[0], *in[1], axis, eps,
+                                                 out);
+                };
+              }));
   addWidening(r, "pc.gelu_grad", simple<GeluGradOp>([](GeluGradOp g) {
                 cpu::GeluGradPlan plan(product(shapeOf(g.getType())),
                                        g.getApproximate());
@@ -507,8 +518,9 @@ void registerCpuComputeKernels(KernelRegistry &r) {
   addWidening(r, "pc.softmax_grad", simple<SoftmaxGradOp>([](SoftmaxGradOp s) {
                 int64_t rank = shapeOf(s.getType()).size();
                 int64_t axis = axisIn(s.getAxis(), rank);
-                return [axis](Inputs in, Tensor &out) {
-                  return cpu::softmaxGrad(*in[0], *in[1], axis, out);
+                bool causal = s.getCausal();
+                return [axis, causal](Inputs in, Tensor &out) {
+                  return cpu::softmaxGrad(*in[0], *in[1], axis, causal, out);
                 };
               }));
   addWidening(r, "pc.cross_entropy", simple<CrossEntropyOp>([](CrossEntropyOp) {

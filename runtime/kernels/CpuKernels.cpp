@@ -1,6 +1,7 @@
 //===- CpuKernels.cpp - Kernels of the logical ops on CPU -----------------===//
 
 #include "runtime/kernels/CpuKernels.h"
+#include "runtime/kernels/Clones.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -151,8 +152,8 @@ absl::Status matmul(const TensorView &a, const TensorView &b, bool ta, bool tb,
   return absl::OkStatus();
 }
 
-absl::Status binary(Binary op, const TensorView &a, const TensorView &b,
-                    const TensorView &out) {
+PC_CLONES absl::Status binary(Binary op, const TensorView &a,
+                              const TensorView &b, const TensorView &out) {
   if (absl::Status s = expectF32(a, "binary op"); !s.ok())
     return s;
   const float *x = a.as<float>(), *y = b.as<float>();
@@ -178,7 +179,8 @@ absl::Status binary(Binary op, const TensorView &a, const TensorView &b,
   return absl::OkStatus();
 }
 
-absl::Status unary(Unary op, const TensorView &in, const TensorView &out) {
+PC_CLONES absl::Status unary(Unary op, const TensorView &in,
+                             const TensorView &out) {
   if (absl::Status s = expectF32(in, "unary op"); !s.ok())
     return s;
   const float *x = in.as<float>();
@@ -229,8 +231,8 @@ absl::Status unary(Unary op, const TensorView &in, const TensorView &out) {
   return absl::OkStatus();
 }
 
-absl::Status softmax(const TensorView &in, int64_t axis, bool log,
-                     const TensorView &out) {
+PC_CLONES absl::Status softmax(const TensorView &in, int64_t axis, bool log,
+                               const TensorView &out) {
   if (absl::Status s = expectF32(in, "softmax"); !s.ok())
     return s;
   int64_t outer = product(Shape(in.shape.begin(), in.shape.begin() + axis));
@@ -254,9 +256,58 @@ absl::Status softmax(const TensorView &in, int64_t axis, bool log,
   return absl::OkStatus();
 }
 
-absl::Status normalize(const TensorView &in, int64_t axis,
-                       const TensorView &gamma, const TensorView *beta,
-                       float epsilon, bool rms, const TensorView &out) {
+namespace {
+/// Eight lanes of f32 and of f64, as GCC and Clang vector types: sums
+/// over them vectorize in every clone (the lanes are combined in order).
+typedef float F8 __attribute__((vector_size(32)));
+typedef double D8 __attribute__((vector_size(64)));
+constexpr int kLanes = 8;
+
+PC_INLINE D8 loadWide(const float *p) {
+  F8 v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, D8);
+}
+
+PC_INLINE double sumLanes(D8 v) {
+  double s = 0;
+  for (int l = 0; l < kLanes; ++l)
+    s += v[l];
+  return s;
+}
+
+/// A row's layer-norm statistics: x̂ = (x − shift) · scale. The sums are in
+/// double (long rows lose too much in f32), over 8 lanes so that they
+/// vectorize; every layer-norm kernel uses this one function, so the
+/// forward and both gradients see the same bits.
+struct RowStats {
+  float shift, scale;
+};
+PC_INLINE RowStats rowStats(const float *row, int64_t n, double epsilon,
+                            bool rms) {
+  D8 s = {}, q = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    D8 v = loadWide(row + i);
+    s += v;
+    q += v * v;
+  }
+  double mean = sumLanes(s), sq = sumLanes(q);
+  for (; i < n; ++i) {
+    mean += row[i];
+    sq += double(row[i]) * row[i];
+  }
+  mean /= n;
+  double var = sq / n - (rms ? 0 : mean * mean);
+  return {rms ? 0.0f : static_cast<float>(mean),
+          static_cast<float>(1 / std::sqrt(var + epsilon))};
+}
+} // namespace
+
+PC_CLONES absl::Status normalize(const TensorView &in, int64_t axis,
+                                 const TensorView &gamma,
+                                 const TensorView *beta, float epsilon,
+                                 bool rms, const TensorView &out) {
   if (absl::Status s = expectF32(in, "layer norm"); !s.ok())
     return s;
   int64_t inner = product(Shape(in.shape.begin() + axis, in.shape.end()));
@@ -266,18 +317,14 @@ absl::Status normalize(const TensorView &in, int64_t axis,
   float *y = out.as<float>();
   for (int64_t o = 0; o < outer; ++o) {
     const float *row = x + o * inner;
-    // Accumulate in double: long rows lose too much in f32.
-    double mean = 0, sq = 0;
-    for (int64_t i = 0; i < inner; ++i) {
-      mean += row[i];
-      sq += double(row[i]) * row[i];
-    }
-    mean /= inner;
-    double var = sq / inner - (rms ? 0 : mean * mean);
-    float scale = static_cast<float>(1 / std::sqrt(var + epsilon));
-    float shift = rms ? 0.0f : static_cast<float>(mean);
-    for (int64_t i = 0; i < inner; ++i)
-      y[o * inner + i] = (row[i] - shift) * scale * g[i] + (bt ? bt[i] : 0.0f);
+    auto [shift, scale] = rowStats(row, inner, epsilon, rms);
+    float *yrow = y + o * inner;
+    if (bt)
+      for (int64_t i = 0; i < inner; ++i)
+        yrow[i] = (row[i] - shift) * scale * g[i] + bt[i];
+    else
+      for (int64_t i = 0; i < inner; ++i)
+        yrow[i] = (row[i] - shift) * scale * g[i] + 0.0f;
   }
   return absl::OkStatus();
 }
@@ -343,8 +390,9 @@ void reduceAs(Reduction op, const TensorView &in,
 }
 } // namespace
 
-absl::Status reduce(Reduction op, const TensorView &in,
-                    std::span<const int64_t> axes, const TensorView &out) {
+PC_CLONES absl::Status reduce(Reduction op, const TensorView &in,
+                              std::span<const int64_t> axes,
+                              const TensorView &out) {
   size_t rank = in.shape.size();
   std::vector<bool> reduced(rank, false);
   int64_t count = 1;
@@ -438,8 +486,9 @@ absl::Status oneHot(const TensorView &labels, const TensorView &out) {
   return absl::OkStatus();
 }
 
-absl::Status embeddingGrad(const TensorView &ids, const TensorView &grad,
-                           const TensorView &out) {
+PC_CLONES absl::Status embeddingGrad(const TensorView &ids,
+                                     const TensorView &grad,
+                                     const TensorView &out) {
   if (absl::Status s = expectIds(ids, "embedding grad"); !s.ok())
     return s;
   if (absl::Status s = expectF32(grad, "embedding grad"); !s.ok())
@@ -462,8 +511,8 @@ absl::Status embeddingGrad(const TensorView &ids, const TensorView &grad,
   return absl::OkStatus();
 }
 
-absl::Status compare(Comparison op, const TensorView &a, const TensorView &b,
-                     const TensorView &out) {
+PC_CLONES absl::Status compare(Comparison op, const TensorView &a,
+                               const TensorView &b, const TensorView &out) {
   if (absl::Status s = expectF32(a, "compare"); !s.ok())
     return s;
   const float *x = a.as<float>(), *y = b.as<float>();
@@ -495,8 +544,8 @@ absl::Status compare(Comparison op, const TensorView &a, const TensorView &b,
   return absl::OkStatus();
 }
 
-absl::Status causalMask(const TensorView &in, const TensorView &out,
-                        bool zero) {
+PC_CLONES absl::Status causalMask(const TensorView &in, const TensorView &out,
+                                  bool zero) {
   if (absl::Status s = expectF32(in, "causal mask"); !s.ok())
     return s;
   size_t rank = in.shape.size();
@@ -513,9 +562,66 @@ absl::Status causalMask(const TensorView &in, const TensorView &out,
   return absl::OkStatus();
 }
 
-absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
-                           const TensorView &gamma, int64_t axis, float epsilon,
-                           const TensorView &out) {
+int64_t causalPackedSize(int64_t q, int64_t k) {
+  int64_t n = 0;
+  for (int64_t r = 0; r < q; ++r)
+    n += std::min(k, r + 1);
+  return n;
+}
+
+PC_CLONES void causalCenter(const float *x, int64_t matrices, int64_t q,
+                            int64_t k, float *packed) {
+  for (int64_t row = 0; row < matrices * q; ++row) {
+    const float *xr = x + row * k;
+    int64_t n = std::min(k, row % q + 1);
+    // The row's maximum over 8 lanes (a maximum is exact in any order).
+    F8 lanes;
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] = -std::numeric_limits<float>::infinity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      F8 v;
+      std::memcpy(&v, xr + i, sizeof v);
+      lanes = v > lanes ? v : lanes;
+    }
+    float mx = lanes[0];
+    for (int l = 1; l < kLanes; ++l)
+      mx = std::max(mx, lanes[l]);
+    for (; i < n; ++i)
+      mx = std::max(mx, xr[i]);
+    for (i = 0; i < n; ++i)
+      packed[i] = xr[i] - mx;
+    packed += n;
+  }
+}
+
+PC_CLONES void causalNormalize(const float *packed, int64_t matrices, int64_t q,
+                               int64_t k, float *y) {
+  for (int64_t row = 0; row < matrices * q; ++row) {
+    float *yr = y + row * k;
+    int64_t n = std::min(k, row % q + 1);
+    F8 lanes = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      F8 v;
+      std::memcpy(&v, packed + i, sizeof v);
+      lanes += v;
+    }
+    float sum = 0;
+    for (int l = 0; l < kLanes; ++l)
+      sum += lanes[l];
+    for (; i < n; ++i)
+      sum += packed[i];
+    for (i = 0; i < n; ++i)
+      yr[i] = packed[i] / sum;
+    std::fill(yr + n, yr + k, 0.0f);
+    packed += n;
+  }
+}
+
+PC_CLONES absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
+                                     const TensorView &gamma, int64_t axis,
+                                     float epsilon, const TensorView &out) {
   if (absl::Status s = expectF32(x, "layer norm grad"); !s.ok())
     return s;
   int64_t inner = product(Shape(x.shape.begin() + axis, x.shape.end()));
@@ -526,19 +632,22 @@ absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
   for (int64_t o = 0; o < outer; ++o) {
     const float *row = px + o * inner, *grow = pg + o * inner;
     float *orow = r + o * inner;
-    // The forward kernel's statistics, in double.
-    double mean = 0, sq = 0;
-    for (int64_t i = 0; i < inner; ++i) {
-      mean += row[i];
-      sq += double(row[i]) * row[i];
+    auto [shift, rstd] = rowStats(row, inner, epsilon, false);
+    // mean(g) and mean(g · x̂), g = dy · gamma, in double over 8 lanes.
+    D8 lg = {}, lgx = {};
+    int64_t i = 0;
+    for (; i + kLanes <= inner; i += kLanes) {
+      F8 dy8, g8, x8;
+      std::memcpy(&dy8, grow + i, sizeof dy8);
+      std::memcpy(&g8, gm + i, sizeof g8);
+      std::memcpy(&x8, row + i, sizeof x8);
+      F8 g = dy8 * g8;
+      lg += __builtin_convertvector(g, D8);
+      lgx += __builtin_convertvector(g, D8) *
+             __builtin_convertvector((x8 - shift) * rstd, D8);
     }
-    mean /= inner;
-    double var = sq / inner - mean * mean;
-    float rstd = static_cast<float>(1 / std::sqrt(var + epsilon));
-    float shift = static_cast<float>(mean);
-    // mean(g) and mean(g · x̂), g = dy · gamma.
-    double sg = 0, sgx = 0;
-    for (int64_t i = 0; i < inner; ++i) {
+    double sg = sumLanes(lg), sgx = sumLanes(lgx);
+    for (; i < inner; ++i) {
       float g = grow[i] * gm[i];
       sg += g;
       sgx += double(g) * ((row[i] - shift) * rstd);
@@ -553,8 +662,31 @@ absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
   return absl::OkStatus();
 }
 
-absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
-                         int64_t axis, const TensorView &out) {
+PC_CLONES absl::Status layerNormScaleGrad(const TensorView &dy,
+                                          const TensorView &x, int64_t axis,
+                                          float epsilon,
+                                          const TensorView &out) {
+  if (absl::Status s = expectF32(x, "layer norm scale grad"); !s.ok())
+    return s;
+  int64_t inner = out.numel();
+  int64_t outer = inner ? x.numel() / inner : 0;
+  const float *px = x.as<float>(), *pg = dy.as<float>();
+  float *r = out.as<float>();
+  std::fill(r, r + inner, 0.0f);
+  // Row by row into the sum: the order (and so the bits) of
+  // reduce_sum(dy · layer_norm(x, 1, 0)) over the rows.
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *row = px + o * inner, *grow = pg + o * inner;
+    auto [shift, scale] = rowStats(row, inner, epsilon, false);
+    for (int64_t i = 0; i < inner; ++i)
+      r[i] += grow[i] * ((row[i] - shift) * scale);
+  }
+  return absl::OkStatus();
+}
+
+PC_CLONES absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
+                                   int64_t axis, bool causal,
+                                   const TensorView &out) {
   if (absl::Status s = expectF32(dy, "softmax grad"); !s.ok())
     return s;
   int64_t outer = product(Shape(y.shape.begin(), y.shape.begin() + axis));
@@ -563,15 +695,39 @@ absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
   const float *g = dy.as<float>(), *p = y.as<float>();
   float *r = out.as<float>();
   if (inner == 1) {
-    // Rows of the last dim: a dot product, then one vectorized pass.
+    // Rows of the last dim: a dot product (over 8 lanes, combined in
+    // order), then one vectorized pass. A causal row ends at its diagonal.
+    int64_t q = causal ? y.shape[y.shape.size() - 2] : 1;
     for (int64_t o = 0; o < outer; ++o) {
       const float *gr = g + o * len, *pr = p + o * len;
       float *rr = r + o * len;
+      // A causal row ends at its diagonal. Its sum keeps the full row's
+      // lanes (the lane region ends at `full`, the rest is added after),
+      // so a row whose y is 0 past the diagonal sums to the full form's
+      // bits.
+      int64_t n = causal ? std::min(len, o % q + 1) : len;
+      int64_t full = len / kLanes * kLanes;
+      F8 lanes = {};
+      int64_t i = 0;
+      for (; i + kLanes <= std::min(n, full); i += kLanes) {
+        F8 a, b;
+        std::memcpy(&a, gr + i, sizeof a);
+        std::memcpy(&b, pr + i, sizeof b);
+        lanes += a * b;
+      }
+      if (i < n && i < full) {
+        for (int l = 0; i + l < n; ++l)
+          lanes[l] += gr[i + l] * pr[i + l];
+        i = n;
+      }
       float dot = 0;
-      for (int64_t i = 0; i < len; ++i)
+      for (int l = 0; l < kLanes; ++l)
+        dot += lanes[l];
+      for (; i < n; ++i)
         dot += gr[i] * pr[i];
-      for (int64_t i = 0; i < len; ++i)
+      for (i = 0; i < n; ++i)
         rr[i] = pr[i] * (gr[i] - dot);
+      std::fill(rr + n, rr + len, 0.0f);
     }
     return absl::OkStatus();
   }
@@ -587,11 +743,11 @@ absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
   return absl::OkStatus();
 }
 
-absl::Status adamUpdate(const TensorView &w, const TensorView &g,
-                        const TensorView &m, const TensorView &v, float lr,
-                        float c1, float c2, const AdamConstants &k,
-                        const TensorView &w2, const TensorView &m2,
-                        const TensorView &v2) {
+PC_CLONES absl::Status adamUpdate(const TensorView &w, const TensorView &g,
+                                  const TensorView &m, const TensorView &v,
+                                  float lr, float c1, float c2,
+                                  const AdamConstants &k, const TensorView &w2,
+                                  const TensorView &m2, const TensorView &v2) {
   if (absl::Status s = expectF32(w, "adam update"); !s.ok())
     return s;
   const float *pw = w.as<float>(), *pg = g.as<float>(), *pm = m.as<float>(),
@@ -613,8 +769,9 @@ absl::Status adamUpdate(const TensorView &w, const TensorView &g,
   return absl::OkStatus();
 }
 
-absl::Status crossEntropy(const TensorView &logits, const TensorView &labels,
-                          const TensorView &out) {
+PC_CLONES absl::Status crossEntropy(const TensorView &logits,
+                                    const TensorView &labels,
+                                    const TensorView &out) {
   if (absl::Status s = expectIds(labels, "cross entropy"); !s.ok())
     return s;
   int64_t classes = logits.shape.back();
@@ -636,8 +793,9 @@ absl::Status crossEntropy(const TensorView &logits, const TensorView &labels,
   return absl::OkStatus();
 }
 
-absl::Status pickLabels(const TensorView &values, const TensorView &labels,
-                        const TensorView &out) {
+PC_CLONES absl::Status pickLabels(const TensorView &values,
+                                  const TensorView &labels,
+                                  const TensorView &out) {
   if (absl::Status s = expectIds(labels, "pick labels"); !s.ok())
     return s;
   int64_t classes = values.shape.back();

@@ -69,9 +69,28 @@ absl::Status causalMask(const TensorView &in, const TensorView &out,
 absl::Status layerNormGrad(const TensorView &dy, const TensorView &x,
                            const TensorView &gamma, int64_t axis, float epsilon,
                            const TensorView &out);
-/// `y · (dy − Σ_axis dy · y)`, the softmax's gradient through its output.
+/// `Σ_rows dy · x̂` into `out` (the normalized dims' shape): the gradient of
+/// the layer norm's gamma (pc.layer_norm_scale_grad), rows summed in order.
+absl::Status layerNormScaleGrad(const TensorView &dy, const TensorView &x,
+                                int64_t axis, float epsilon,
+                                const TensorView &out);
+/// A causal softmax in three steps, so that the exponentials (the costly
+/// part) are taken only on and below the diagonal, in one vectorized pass
+/// over a packed buffer: `causalCenter` packs, row by row of `matrices`
+/// q x k matrices, the first min(k, row + 1) entries minus the row's
+/// maximum (`causalPackedSize(q, k)` values per matrix); the caller
+/// exponentiates them; `causalNormalize` divides each row by its sum into
+/// `y` and writes the zeros above the diagonal.
+int64_t causalPackedSize(int64_t q, int64_t k);
+void causalCenter(const float *x, int64_t matrices, int64_t q, int64_t k,
+                  float *packed);
+void causalNormalize(const float *packed, int64_t matrices, int64_t q,
+                     int64_t k, float *y);
+/// `y · (dy − Σ_axis dy · y)`, the softmax's gradient through its output;
+/// `causal` (axis last): each row of the last two dims' matrices reads its
+/// diagonal and the entries before it, and the rest is 0.
 absl::Status softmaxGrad(const TensorView &dy, const TensorView &y,
-                         int64_t axis, const TensorView &out);
+                         int64_t axis, bool causal, const TensorView &out);
 /// 1 where `a op b` holds, else 0 (NumPy broadcasting into `out`'s shape).
 absl::Status compare(Comparison op, const TensorView &a, const TensorView &b,
                      const TensorView &out);

@@ -227,18 +227,54 @@ absl::Status UnaryPlan::run(const TensorView &in, const TensorView &out) const {
 // The gradient of GELU
 //===----------------------------------------------------------------------===//
 
+struct GeluGradPlan::Impl {
+  int64_t numel;
+  bool approximate;
+  Primitive p;
+};
+
 GeluGradPlan::GeluGradPlan(int64_t numel, bool approximate)
-    : tanh(Unary::Tanh, numel), approximate(approximate) {}
+    : impl(std::make_shared<Impl>()), tanh(Unary::Tanh, numel) {
+  impl->numel = numel;
+  impl->approximate = approximate;
+}
 
 absl::Status GeluGradPlan::run(const TensorView &dy, const TensorView &x,
                                const TensorView &out) const {
   if (absl::Status s = expectF32(x, "gelu grad"); !s.ok())
     return s;
+  if (x.numel() > 0) {
+    // oneDNN's backward GELU: one vectorized pass reading x and dy.
+    impl->p.prepare([&](Primitive &p) {
+      memory::desc md = plainF32({impl->numel});
+      dnnl::algorithm alg = impl->approximate
+                                ? dnnl::algorithm::eltwise_gelu_tanh
+                                : dnnl::algorithm::eltwise_gelu_erf;
+      dnnl::eltwise_forward::primitive_desc hint(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg,
+                                      md, 0.0f, 0.0f),
+          p.engine);
+      dnnl::eltwise_backward::primitive_desc pd(
+          dnnl::eltwise_backward::desc(alg, md, md, 0.0f, 0.0f), p.engine,
+          hint);
+      p.add(DNNL_ARG_DIFF_DST, md);
+      p.add(DNNL_ARG_SRC, md);
+      p.add(DNNL_ARG_DIFF_SRC, md);
+      p.primitive = dnnl::eltwise_backward(pd);
+    });
+    if (impl->p.ready)
+      return impl->p.run({dy.data(), x.data(), out.data()});
+  }
+  return loops(dy, x, out);
+}
+
+absl::Status GeluGradPlan::loops(const TensorView &dy, const TensorView &x,
+                                 const TensorView &out) const {
   const float *g = dy.as<float>(), *v = x.as<float>();
   float *r = out.as<float>();
   int64_t n = x.numel();
-  if (!approximate) {
-    // Φ(x) + x φ(x); erf has no oneDNN kernel.
+  if (!impl->approximate) {
+    // Φ(x) + x φ(x).
     const float invSqrt2 = 1.0f / std::sqrt(2.0f);
     const float invSqrt2Pi = 1.0f / std::sqrt(2.0f * static_cast<float>(M_PI));
     for (int64_t i = 0; i < n; ++i)
@@ -268,21 +304,29 @@ absl::Status GeluGradPlan::run(const TensorView &dy, const TensorView &x,
 struct SoftmaxPlan::Impl {
   Shape shape;
   int64_t axis;
-  bool log;
+  bool log, causal;
   Primitive p;
+  /// A causal softmax's chunk: `chunk` matrices at a time are masked into
+  /// `scratch` (sized to stay in L2), which the primitive normalizes into
+  /// the output.
+  int64_t chunk = 0;
+  std::vector<float> scratch;
 };
 
-SoftmaxPlan::SoftmaxPlan(Shape shape, int64_t axis, bool log)
+SoftmaxPlan::SoftmaxPlan(Shape shape, int64_t axis, bool log, bool causal)
     : impl(std::make_shared<Impl>()) {
   impl->shape = std::move(shape);
   impl->axis = axis;
   impl->log = log;
+  impl->causal = causal;
 }
 
 absl::Status SoftmaxPlan::run(const TensorView &in,
                               const TensorView &out) const {
   if (absl::Status s = expectF32(in, "softmax"); !s.ok())
     return s;
+  if (impl->causal)
+    return runCausal(in, out);
   if (in.numel() == 0 || in.shape.size() > DNNL_MAX_NDIMS)
     return softmax(in, impl->axis, impl->log, out);
   impl->p.prepare([&](Primitive &p) {
@@ -301,6 +345,54 @@ absl::Status SoftmaxPlan::run(const TensorView &in,
   if (!impl->p.ready)
     return softmax(in, impl->axis, impl->log, out);
   return impl->p.run({in.data(), out.data()});
+}
+
+absl::Status SoftmaxPlan::runCausal(const TensorView &in,
+                                    const TensorView &out) const {
+  size_t rank = in.shape.size();
+  int64_t q = in.shape[rank - 2], k = in.shape[rank - 1];
+  int64_t matrix = q * k, matrices = matrix ? in.numel() / matrix : 0;
+  if (matrices == 0)
+    return absl::OkStatus();
+  int64_t packed = causalPackedSize(q, k);
+  impl->p.prepare([&](Primitive &p) {
+    // The most matrices that divide the count and whose packed rows fit
+    // 256 KiB, so that they stay in cache between the three steps.
+    int64_t fit = std::max<int64_t>(1, (256 << 10) / (packed * 4));
+    impl->chunk = 1;
+    for (int64_t c = std::min(fit, matrices); c > 1; --c)
+      if (matrices % c == 0) {
+        impl->chunk = c;
+        break;
+      }
+    impl->scratch.resize(impl->chunk * packed);
+    memory::desc md = plainF32({impl->chunk * packed});
+    p.add(DNNL_ARG_SRC, md);
+    p.add(DNNL_ARG_DST, md);
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::eltwise_exp, md, 0.0f,
+                                    0.0f),
+        p.engine);
+    p.primitive = dnnl::eltwise_forward(pd);
+  });
+  if (impl->scratch.empty())
+    impl->scratch.resize(matrices * packed); // oneDNN refused: one chunk
+  int64_t chunk = impl->p.ready ? impl->chunk : matrices;
+  const float *x = in.as<float>();
+  float *y = out.as<float>(), *buffer = impl->scratch.data();
+  for (int64_t at = 0; at < matrices; at += chunk) {
+    causalCenter(x + at * matrix, chunk, q, k, buffer);
+    if (impl->p.ready) {
+      if (absl::Status s = impl->p.run({buffer, buffer}); !s.ok())
+        return s;
+    } else {
+      for (int64_t i = 0; i < chunk * packed; ++i)
+        buffer[i] = std::exp(buffer[i]);
+    }
+    causalNormalize(buffer, chunk, q, k, y + at * matrix);
+  }
+  return absl::OkStatus();
 }
 
 //===----------------------------------------------------------------------===//

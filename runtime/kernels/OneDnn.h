@@ -50,7 +50,8 @@ private:
 };
 
 /// `dy · gelu'(x)` over `numel` f32 values, the tanh form's derivative
-/// with `approximate`: oneDNN's tanh between two vectorized loops.
+/// with `approximate`: oneDNN's backward GELU, one pass; loops (around
+/// oneDNN's tanh) where oneDNN refuses.
 class GeluGradPlan {
 public:
   GeluGradPlan(int64_t numel, bool approximate);
@@ -58,17 +59,24 @@ public:
                    const TensorView &out) const;
 
 private:
+  absl::Status loops(const TensorView &dy, const TensorView &x,
+                     const TensorView &out) const;
+  struct Impl;
+  std::shared_ptr<Impl> impl;
   UnaryPlan tanh;
-  bool approximate;
 };
 
-/// Softmax or log-softmax of f32 values along `axis` (non-negative).
+/// Softmax or log-softmax of f32 values along `axis` (non-negative). A
+/// causal softmax (the last axis, not log) masks a few matrices at a time
+/// into a scratch that stays in cache and normalizes them from there, so
+/// the masked scores never go to memory.
 class SoftmaxPlan {
 public:
-  SoftmaxPlan(Shape shape, int64_t axis, bool log);
+  SoftmaxPlan(Shape shape, int64_t axis, bool log, bool causal = false);
   absl::Status run(const TensorView &in, const TensorView &out) const;
 
 private:
+  absl::Status runCausal(const TensorView &in, const TensorView &out) const;
   struct Impl;
   std::shared_ptr<Impl> impl;
 };

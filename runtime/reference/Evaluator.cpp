@@ -464,9 +464,25 @@ absl::Status Evaluator::eval(Operation *op) {
                           n.getEpsilon().convertToDouble()));
         return absl::OkStatus();
       })
+      .Case([&](LayerNormScaleGradOp n) {
+        int64_t rank = in(0).shape.size();
+        set(layerNormScaleGrad(in(0), in(1),
+                               (int64_t(n.getAxis()) + rank) % rank,
+                               n.getEpsilon().convertToDouble()));
+        return absl::OkStatus();
+      })
       .Case([&](SoftmaxGradOp s) {
         int64_t rank = in(0).shape.size();
-        set(softmaxGrad(in(0), in(1), (int64_t(s.getAxis()) + rank) % rank));
+        int64_t axis = (int64_t(s.getAxis()) + rank) % rank;
+        if (!s.getCausal()) {
+          set(softmaxGrad(in(0), in(1), axis));
+          return absl::OkStatus();
+        }
+        // Causal, by definition: the full form over the entries on and
+        // below the diagonal (the others read as 0), and 0 above it.
+        set(causalMask(
+            softmaxGrad(causalMask(in(0), true), causalMask(in(1), true), axis),
+            true));
         return absl::OkStatus();
       })
       .Case([&](CastOp) {
@@ -475,7 +491,9 @@ absl::Status Evaluator::eval(Operation *op) {
       })
       .Case([&](SoftmaxOp s) {
         int64_t rank = in(0).shape.size();
-        set(softmax(in(0), (int64_t(s.getAxis()) + rank) % rank, false));
+        // Causal: the definition, the softmax of the masked input.
+        set(softmax(s.getCausal() ? causalMask(in(0)) : in(0),
+                    (int64_t(s.getAxis()) + rank) % rank, false));
         return absl::OkStatus();
       })
       .Case([&](LogSoftmaxOp s) {

@@ -316,6 +316,28 @@ Array layerNormGrad(const Array &dy, const Array &x, const Array &gamma,
   return r;
 }
 
+Array layerNormScaleGrad(const Array &dy, const Array &x, int64_t axis,
+                         double epsilon) {
+  Shape normalized(x.shape.begin() + axis, x.shape.end());
+  int64_t inner = product(normalized);
+  Array r = Array::zeros(normalized);
+  for (int64_t o = 0, outer = x.size() / std::max<int64_t>(inner, 1); o < outer;
+       ++o) {
+    const double *row = x.data.data() + o * inner;
+    const double *g = dy.data.data() + o * inner;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i)
+      mean += row[i];
+    mean /= inner;
+    for (int64_t i = 0; i < inner; ++i)
+      var += (row[i] - mean) * (row[i] - mean);
+    double rstd = 1 / std::sqrt(var / inner + epsilon);
+    for (int64_t i = 0; i < inner; ++i)
+      r.data[i] += g[i] * (row[i] - mean) * rstd;
+  }
+  return r;
+}
+
 Array softmaxGrad(const Array &dy, const Array &y, int64_t axis) {
   Array r = dy;
   int64_t outer = product(Shape(y.shape.begin(), y.shape.begin() + axis));

@@ -45,6 +45,9 @@ Array causalMask(const Array &a, bool zero = false);
 /// The input gradient of layer norm over dims [axis, rank) with `gamma`.
 Array layerNormGrad(const Array &dy, const Array &x, const Array &gamma,
                     int64_t axis, double epsilon);
+/// `Σ_rows dy · x̂` over dims [0, axis): the gradient of layer norm's gamma.
+Array layerNormScaleGrad(const Array &dy, const Array &x, int64_t axis,
+                         double epsilon);
 /// `y · (dy − Σ_axis dy · y)`: the gradient of softmax through its output.
 Array softmaxGrad(const Array &dy, const Array &y, int64_t axis);
 /// `labels` as one-hot rows of `classes` (zeros for a label outside).

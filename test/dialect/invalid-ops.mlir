@@ -543,3 +543,43 @@ func.func @f(%dy: tensor<8x4xf32>, %x: tensor<8x4xf32>, %g: tensor<8xf32>) {
   %0 = pc.layer_norm_grad %dy, %x, %g : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'pc.layer_norm_scale_grad' op result has shape 8 but must have the normalized shape 4 (dims 1 and on of 8x4)}}
+  %0 = pc.layer_norm_scale_grad %dy, %x : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'pc.layer_norm_scale_grad' op operands have shapes 8x4 and 4x8; they must be the same}}
+  %0 = pc.layer_norm_scale_grad %dy, %x : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'pc.softmax' op is causal, which normalizes the last dim (the keys), but its axis is 0}}
+  %0 = pc.softmax %x {axis = 0 : i64, causal} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'pc.softmax' op is causal, which needs [query, key] matrices in the last two dims, but its operand has rank 1}}
+  %0 = pc.softmax %x {axis = -1 : i64, causal} : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<8x4xf32>, %y: tensor<8x4xf32>) {
+  // expected-error @+1 {{'pc.softmax_grad' op is causal, which normalizes the last dim (the keys), but its axis is 0}}
+  %0 = pc.softmax_grad %dy, %y {axis = 0 : i64, causal} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return
+}

@@ -86,7 +86,8 @@ func.func @norm() -> (tensor<f32> {pc.loss}) {
   // CHECK: %[[X:.*]] = pc.get_param @ln.x
   // CHECK: pc.layer_norm_grad %{{.*}}, %[[X]], %{{.*}} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
   // CHECK-NOT: pc.reduce_mean
-  // CHECK: pc.layer_norm %[[X]], %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: pc.layer_norm_scale_grad %{{.*}}, %[[X]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8xf32>
+  // CHECK-NOT: pc.layer_norm
   // CHECK: return
   return %l : tensor<f32>
 }

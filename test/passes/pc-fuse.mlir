@@ -1,5 +1,5 @@
 // RUN: pc-opt %s --pc-fuse | FileCheck %s
-// RUN: pc-opt %s --pc-fuse="scale=false mask=false" | FileCheck %s --check-prefix=OFF
+// RUN: pc-opt %s --pc-fuse="scale=false mask=false causal=false" | FileCheck %s --check-prefix=OFF
 
 // An attention's scores: the scale folds into the matmul that makes them,
 // whose only use it is; the constant goes with it.
@@ -89,4 +89,29 @@ func.func @mask_backward(%x: tensor<2x4x4xf32>, %dy: tensor<2x4x4xf32>)
   %f = pc.softmax_grad %dy, %r {axis = 1 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   %k2 = pc.causal_mask %f {zero} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   return %g, %k1, %k2 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+}
+
+// A causal mask folds into the softmax over the last dim that reads it,
+// and that softmax's gradient becomes causal; the mask goes with its last
+// use. A softmax over another axis keeps its mask, and so does a
+// log-softmax.
+// CHECK-LABEL: func.func @causal_fold
+// CHECK-NEXT: %[[P:.*]] = pc.softmax %arg0 {axis = -1 : i64, causal}
+// CHECK-NEXT: %[[D:.*]] = pc.softmax_grad %arg1, %[[P]] {axis = -1 : i64, causal}
+// CHECK-NEXT: %[[M:.*]] = pc.causal_mask %arg0
+// CHECK-NEXT: pc.softmax %[[M]] {axis = 1 : i64}
+// CHECK-NEXT: pc.log_softmax %[[M]] {axis = -1 : i64}
+// CHECK-NEXT: return %[[P]], %[[D]],
+// OFF-LABEL: func.func @causal_fold
+// OFF-NOT: causal}
+// OFF: return
+func.func @causal_fold(%x: tensor<2x4x4xf32>, %dy: tensor<2x4x4xf32>)
+    -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %m = pc.causal_mask %x : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p = pc.softmax %m {axis = -1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %d = pc.softmax_grad %dy, %p {axis = -1 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %n = pc.causal_mask %x : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %r = pc.softmax %n {axis = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %l = pc.log_softmax %n {axis = -1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  return %p, %d, %r, %l : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
 }
