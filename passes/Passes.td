@@ -239,9 +239,11 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
 
     And it folds a causal mask into the softmax that reads it:
     `pc.softmax(pc.causal_mask(x))` over the last dim becomes
-    `pc.softmax(x) {causal}`, the same bits without writing and reading the
-    masked scores, and that softmax's gradients (`pc.softmax_grad` of its
-    output) become causal too, reading only the diagonal and below.
+    `pc.softmax(x) {causal}`, which never writes the masked scores nor
+    exponentiates them (within f32 rounding of the two ops: the sums run
+    in another order), and that softmax's gradients (`pc.softmax_grad` of
+    its output) become causal too, reading only the diagonal and below
+    (the same bits as the full gradient of that output).
 
     ```mlir
     // before: %s = pc.matmul %q, %k {transpose_rhs} : ...

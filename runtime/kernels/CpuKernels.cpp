@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace pc::runtime::cpu {
 
@@ -276,6 +277,44 @@ PC_INLINE double sumLanes(D8 v) {
   return s;
 }
 
+/// The sum of `n` floats over 8 lanes, the lanes combined in order, then
+/// the tail.
+PC_INLINE float rowSum(const float *x, int64_t n) {
+  F8 lanes = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    F8 v;
+    std::memcpy(&v, x + i, sizeof v);
+    lanes += v;
+  }
+  float sum = 0;
+  for (int l = 0; l < kLanes; ++l)
+    sum += lanes[l];
+  for (; i < n; ++i)
+    sum += x[i];
+  return sum;
+}
+
+/// The maximum of `n` floats (-infinity when empty; NaNs are passed over,
+/// as std::max passes over them), over 8 lanes.
+PC_INLINE float rowMax(const float *x, int64_t n) {
+  F8 lanes;
+  for (int l = 0; l < kLanes; ++l)
+    lanes[l] = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    F8 v;
+    std::memcpy(&v, x + i, sizeof v);
+    lanes = v > lanes ? v : lanes;
+  }
+  float mx = lanes[0];
+  for (int l = 1; l < kLanes; ++l)
+    mx = std::max(mx, lanes[l]);
+  for (; i < n; ++i)
+    mx = std::max(mx, x[i]);
+  return mx;
+}
+
 /// A row's layer-norm statistics: x̂ = (x − shift) · scale. The sums are in
 /// double (long rows lose too much in f32), over 8 lanes so that they
 /// vectorize; every layer-norm kernel uses this one function, so the
@@ -331,9 +370,9 @@ PC_CLONES absl::Status normalize(const TensorView &in, int64_t axis,
 
 namespace {
 template <typename T>
-void reduceAs(Reduction op, const TensorView &in,
-              const std::vector<bool> &reduced, int64_t count,
-              const TensorView &out) {
+PC_INLINE void reduceAs(Reduction op, const TensorView &in,
+                        const std::vector<bool> &reduced, int64_t count,
+                        const TensorView &out) {
   size_t rank = in.shape.size();
   Shape keptFull;
   for (size_t d = 0; d < rank; ++d)
@@ -364,7 +403,17 @@ void reduceAs(Reduction op, const TensorView &in,
   int64_t o = 0;
   for (int64_t i = 0; i < rows; ++i) {
     const T *src = x + i * width;
-    if (op == Reduction::Max) {
+    bool done = false;
+    if constexpr (std::is_same_v<T, float>) {
+      if (!inner) {
+        // The last dim reduced: over 8 lanes, so that it vectorizes.
+        y[o] = op == Reduction::Max ? std::max(y[o], rowMax(src, width))
+                                    : y[o] + rowSum(src, width);
+        done = true;
+      }
+    }
+    if (done) {
+    } else if (op == Reduction::Max) {
       for (int64_t j = 0; j < width; ++j)
         y[o + j * inner] = std::max(y[o + j * inner], src[j]);
     } else if (inner) {
@@ -574,22 +623,8 @@ PC_CLONES void causalCenter(const float *x, int64_t matrices, int64_t q,
   for (int64_t row = 0; row < matrices * q; ++row) {
     const float *xr = x + row * k;
     int64_t n = std::min(k, row % q + 1);
-    // The row's maximum over 8 lanes (a maximum is exact in any order).
-    F8 lanes;
-    for (int l = 0; l < kLanes; ++l)
-      lanes[l] = -std::numeric_limits<float>::infinity();
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      F8 v;
-      std::memcpy(&v, xr + i, sizeof v);
-      lanes = v > lanes ? v : lanes;
-    }
-    float mx = lanes[0];
-    for (int l = 1; l < kLanes; ++l)
-      mx = std::max(mx, lanes[l]);
-    for (; i < n; ++i)
-      mx = std::max(mx, xr[i]);
-    for (i = 0; i < n; ++i)
+    float mx = rowMax(xr, n);
+    for (int64_t i = 0; i < n; ++i)
       packed[i] = xr[i] - mx;
     packed += n;
   }
@@ -600,19 +635,8 @@ PC_CLONES void causalNormalize(const float *packed, int64_t matrices, int64_t q,
   for (int64_t row = 0; row < matrices * q; ++row) {
     float *yr = y + row * k;
     int64_t n = std::min(k, row % q + 1);
-    F8 lanes = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      F8 v;
-      std::memcpy(&v, packed + i, sizeof v);
-      lanes += v;
-    }
-    float sum = 0;
-    for (int l = 0; l < kLanes; ++l)
-      sum += lanes[l];
-    for (; i < n; ++i)
-      sum += packed[i];
-    for (i = 0; i < n; ++i)
+    float sum = rowSum(packed, n);
+    for (int64_t i = 0; i < n; ++i)
       yr[i] = packed[i] / sum;
     std::fill(yr + n, yr + k, 0.0f);
     packed += n;
