@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace pc::reference {
 
@@ -287,6 +288,20 @@ Array causalMask(const Array &a, bool zero) {
   return r;
 }
 
+namespace {
+/// A row's mean and reciprocal standard deviation (two passes).
+std::pair<double, double> rowStats(const double *row, int64_t n,
+                                   double epsilon) {
+  double mean = 0, var = 0;
+  for (int64_t i = 0; i < n; ++i)
+    mean += row[i];
+  mean /= n;
+  for (int64_t i = 0; i < n; ++i)
+    var += (row[i] - mean) * (row[i] - mean);
+  return {mean, 1 / std::sqrt(var / n + epsilon)};
+}
+} // namespace
+
 Array layerNormGrad(const Array &dy, const Array &x, const Array &gamma,
                     int64_t axis, double epsilon) {
   Array r = dy;
@@ -295,13 +310,7 @@ Array layerNormGrad(const Array &dy, const Array &x, const Array &gamma,
        ++o) {
     const double *row = x.data.data() + o * inner;
     const double *g = dy.data.data() + o * inner;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += row[i];
-    mean /= inner;
-    for (int64_t i = 0; i < inner; ++i)
-      var += (row[i] - mean) * (row[i] - mean);
-    double rstd = 1 / std::sqrt(var / inner + epsilon);
+    auto [mean, rstd] = rowStats(row, inner, epsilon);
     double a = 0, b = 0;
     for (int64_t i = 0; i < inner; ++i) {
       a += g[i] * gamma.data[i];
@@ -325,13 +334,7 @@ Array layerNormScaleGrad(const Array &dy, const Array &x, int64_t axis,
        ++o) {
     const double *row = x.data.data() + o * inner;
     const double *g = dy.data.data() + o * inner;
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i)
-      mean += row[i];
-    mean /= inner;
-    for (int64_t i = 0; i < inner; ++i)
-      var += (row[i] - mean) * (row[i] - mean);
-    double rstd = 1 / std::sqrt(var / inner + epsilon);
+    auto [mean, rstd] = rowStats(row, inner, epsilon);
     for (int64_t i = 0; i < inner; ++i)
       r.data[i] += g[i] * (row[i] - mean) * rstd;
   }
