@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 // From the OpenMP runtime (libgomp); declared here, since clang's sanitizer
@@ -59,11 +60,35 @@ int64_t CpuAllocator::cachedBytesNow() const {
 
 void CpuAllocator::trimCache() {
   std::lock_guard<std::mutex> lock(cacheMu);
-  for (auto &[size, blocks] : cache)
-    for (void *b : blocks)
-      std::free(b);
-  cache.clear();
+  for (const Cached &c : released)
+    std::free(c.data);
+  released.clear();
+  bySize.clear();
   cachedBytes = 0;
+}
+
+void *CpuAllocator::takeCached(size_t rounded) {
+  auto it = bySize.find(rounded);
+  if (it == bySize.end() || it->second.empty())
+    return nullptr;
+  // The newest of the size: its pages are the likeliest still in cache.
+  auto node = it->second.back();
+  it->second.pop_back();
+  void *data = node->data;
+  released.erase(node);
+  cachedBytes -= static_cast<int64_t>(rounded);
+  return data;
+}
+
+void CpuAllocator::evictOldest() {
+  const Cached oldest = released.front();
+  // Both lists are in release order, so the oldest block overall is the
+  // oldest of its size.
+  std::vector<std::list<Cached>::iterator> &same = bySize[oldest.size];
+  same.erase(same.begin());
+  released.pop_front();
+  cachedBytes -= static_cast<int64_t>(oldest.size);
+  std::free(oldest.data);
 }
 
 /// Allocations from this size on are checked against the machine's
@@ -95,12 +120,7 @@ absl::StatusOr<Buffer> CpuAllocator::allocate(size_t bytes) {
   if (kCaching && rounded >= kCachedFrom) {
     std::lock_guard<std::mutex> lock(cacheMu);
     highest = std::max(highest, now);
-    if (auto it = cache.find(rounded);
-        it != cache.end() && !it->second.empty()) {
-      data = it->second.back();
-      it->second.pop_back();
-      cachedBytes -= static_cast<int64_t>(rounded);
-    }
+    data = takeCached(rounded);
   }
   // Within a capacity, what is cached counts too: other sizes go first.
   if (!data && capacity > 0 && now + cachedBytesNow() > capacity)
@@ -128,10 +148,16 @@ void CpuAllocator::release(void *data, size_t bytes) {
   size_t rounded = blockSize(bytes);
   if (kCaching && rounded >= kCachedFrom) {
     std::lock_guard<std::mutex> lock(cacheMu);
-    int64_t limit = capacity > 0 ? capacity - now : highest;
-    if (cachedBytes + static_cast<int64_t>(rounded) <= limit) {
-      cache[rounded].push_back(data);
-      cachedBytes += static_cast<int64_t>(rounded);
+    // Blocks are cached by exact size, so the sizes' own peaks can add up
+    // to more than the highest total: allow twice that.
+    int64_t limit = capacity > 0 ? capacity - now : 2 * highest;
+    int64_t size = static_cast<int64_t>(rounded);
+    if (size <= limit) {
+      while (cachedBytes + size > limit)
+        evictOldest();
+      released.push_back({data, rounded});
+      bySize[rounded].push_back(std::prev(released.end()));
+      cachedBytes += size;
       return;
     }
   }

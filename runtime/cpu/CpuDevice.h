@@ -14,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -44,13 +45,26 @@ private:
   std::string device;
   int64_t capacity;
   std::atomic<int64_t> inUse{0}, peak{0}, allocations{0};
-  /// Released blocks of 64 KiB and more, by rounded size, for the next
-  /// allocation of that size: a training step allocates the same sizes
-  /// every step, and fresh pages from the kernel cost a fault and a
-  /// zeroing each (about a tenth of a GPT step on CPU). Held bytes stay
-  /// below the highest use seen (and within the capacity, if any).
+  /// Takes a cached block of `rounded` bytes, or returns null.
+  void *takeCached(size_t rounded);
+  /// Frees the block released longest ago.
+  void evictOldest();
+
+  /// Released blocks of 64 KiB and more, for the next allocation of their
+  /// size: a training step allocates the same sizes every step, and fresh
+  /// pages from the kernel cost a fault and a zeroing each (about a tenth
+  /// of a GPT step on CPU). What is held stays within twice the highest
+  /// use seen (or within the capacity); past it, the blocks released
+  /// longest ago go first, so sizes of a step's start-up or of an earlier
+  /// shape do not crowd out the sizes every step uses.
+  struct Cached {
+    void *data;
+    size_t size;
+  };
   mutable std::mutex cacheMu;
-  std::unordered_map<size_t, std::vector<void *>> cache;
+  std::list<Cached> released; // oldest first
+  std::unordered_map<size_t, std::vector<std::list<Cached>::iterator>>
+      bySize; // per size, oldest first
   int64_t cachedBytes = 0, highest = 0;
 };
 
