@@ -88,15 +88,22 @@ LogicalResult verifyEpsilon(Operation *op, double epsilon) {
 } // namespace
 
 LogicalResult MatmulOp::verify() {
-  if (failed(verifySameElementType(*this, {getLhs(), getRhs()})))
+  if (failed(verifySameElementType(*this, getOperands())))
     return failure();
   if (!std::isfinite(getScale()))
     return emitOpError("alpha must be finite");
-  return verifyResult(*this,
-                      shape::matmul(shapeOf(getLhs()), shapeOf(getRhs()),
-                                    getTransposeLhs(), getTransposeRhs(),
-                                    [&] { return emitOpError(); }),
-                      elemOf(getLhs()));
+  if (failed(verifyResult(*this,
+                          shape::matmul(shapeOf(getLhs()), shapeOf(getRhs()),
+                                        getTransposeLhs(), getTransposeRhs(),
+                                        [&] { return emitOpError(); }),
+                          elemOf(getLhs()))))
+    return failure();
+  if (Value addend = getAddend())
+    if (!shape::broadcastsTo(shapeOf(addend), shapeOf(getResult())))
+      return emitOpError() << "addend shape " << shape::str(shapeOf(addend))
+                           << " does not broadcast to the result shape "
+                           << shape::str(shapeOf(getResult()));
+  return success();
 }
 
 LogicalResult AddOp::verify() { return verifyBinary(*this); }

@@ -223,14 +223,23 @@ def PC_MatmulOp : PC_ComputeOp<"matmul"> {
     `alpha` (default 1, finite) scales the product as it is written out:
     `--pc-fuse` folds an attention's `1/sqrt(d)` into it.
 
+    An optional third operand, the `addend`, is added to the scaled product
+    as it is written out: `result = alpha · op(lhs) · op(rhs) + addend`. It
+    broadcasts to the result shape as in NumPy (a bias `[n]`, or a whole
+    residual) and never widens it. `--pc-fuse` folds residual adds and the
+    sums of gradients into it, saving a pass over the result.
+
     ```mlir
     %y = pc.matmul %x, %w {transpose_rhs} : (tensor<4x8x64xf32>, tensor<32x64xf32>)
         -> tensor<4x8x32xf32>
     %s = pc.matmul %q, %k {alpha = 0.125 : f64, transpose_rhs}
         : (tensor<4x8x64xf32>, tensor<4x8x64xf32>) -> tensor<4x8x8xf32>
+    %h = pc.matmul %x, %w, %residual
+        : (tensor<4x8x64xf32>, tensor<64x64xf32>, tensor<4x8x64xf32>) -> tensor<4x8x64xf32>
     ```
   }];
   let arguments = (ins PC_FloatTensor:$lhs, PC_FloatTensor:$rhs,
+                       Optional<PC_FloatTensor>:$addend,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha);
   let results = (outs PC_FloatTensor:$result);
@@ -238,13 +247,14 @@ def PC_MatmulOp : PC_ComputeOp<"matmul"> {
     OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
                    CArg<"bool", "false">:$transposeLhs,
                    CArg<"bool", "false">:$transposeRhs,
-                   CArg<"double", "1.0">:$alpha), [{
+                   CArg<"double", "1.0">:$alpha,
+                   CArg<"::mlir::Value", "{}">:$addend), [{
       auto unit = [&](bool b) {
         return b ? $_builder.getUnitAttr() : ::mlir::UnitAttr();
       };
       build($_builder, $_state,
             ::pc::infer::matmul(lhs, rhs, transposeLhs, transposeRhs), lhs, rhs,
-            unit(transposeLhs), unit(transposeRhs),
+            addend, unit(transposeLhs), unit(transposeRhs),
             $_builder.getF64FloatAttr(alpha));
     }]>];
   let extraClassDeclaration = [{

@@ -153,8 +153,36 @@ double CompareOp::getComputeCost() { return numel(getType()); }
 // Matmul
 //===----------------------------------------------------------------------===//
 
+/// The layout of an addend of `shape` added to a result of `result` shape
+/// laid out as `y`: the result's split where the addend has that dim (else
+/// the addend is whole on each device), and the result's partial (a sum of
+/// partial products plus an addend only adds up when the addend is partial
+/// too).
+static SbpEntry addendEntry(SbpEntry y, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> result) {
+  if (!y.isSplit())
+    return y;
+  int64_t d = y.dim - static_cast<int64_t>(result.size() - shape.size());
+  return d >= 0 && shape[d] == result[y.dim] ? S(d) : B;
+}
+
+/// The signatures of the product itself (its two operands).
+static void productSignatures(bool ta, bool tb, Shapes in, Shapes res,
+                              int64_t axisSize, Sigs &out);
+
 void MatmulOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
                                 Sigs &out) {
+  size_t first = out.size();
+  productSignatures(getTransposeLhs(), getTransposeRhs(), in, res, axisSize,
+                    out);
+  if (in.size() < 3)
+    return;
+  for (SbpSignature &s : llvm::drop_begin(out, first))
+    s.operands.push_back(addendEntry(s.results[0], in[2], res[0]));
+}
+
+static void productSignatures(bool ta, bool tb, Shapes in, Shapes res,
+                              int64_t axisSize, Sigs &out) {
   addReplicated(out, 2, 1);
   const auto &l = in[0], &r = in[1], &y = res[0];
   int64_t lr = l.size(), rr = r.size(), yb = y.size() - 2;
@@ -169,10 +197,10 @@ void MatmulOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
       continue;
     add(out, {a, b}, {S(d)});
   }
-  int64_t mDim = getTransposeLhs() ? lr - 1 : lr - 2;
-  int64_t kDimL = getTransposeLhs() ? lr - 2 : lr - 1;
-  int64_t kDimR = getTransposeRhs() ? rr - 1 : rr - 2;
-  int64_t nDim = getTransposeRhs() ? rr - 2 : rr - 1;
+  int64_t mDim = ta ? lr - 1 : lr - 2;
+  int64_t kDimL = ta ? lr - 2 : lr - 1;
+  int64_t kDimR = tb ? rr - 1 : rr - 2;
+  int64_t nDim = tb ? rr - 2 : rr - 1;
   if (l[mDim] >= axisSize)
     add(out, {S(mDim), B}, {S(yb)});
   if (r[nDim] >= axisSize)
@@ -186,7 +214,7 @@ void MatmulOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
 double MatmulOp::getComputeCost() {
   auto l = cast<RankedTensorType>(getLhs().getType()).getShape();
   int64_t k = getTransposeLhs() ? l[l.size() - 2] : l.back();
-  return 2.0 * numel(getType()) * k;
+  return 2.0 * numel(getType()) * k + (getAddend() ? numel(getType()) : 0);
 }
 
 //===----------------------------------------------------------------------===//

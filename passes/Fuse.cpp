@@ -3,8 +3,9 @@
 // --pc-fuse, on logical graphs before propagation: a product by a scalar
 // constant becomes the alpha of the matmul it scales (Passes.td says which
 // folds keep the bits and which reassociate), a causal mask's gradient
-// that only repeats the softmax gradient's zeros goes, and a causal mask
-// folds into the softmax that reads it (and into that softmax's gradient).
+// that only repeats the softmax gradient's zeros goes, a causal mask
+// folds into the softmax that reads it (and into that softmax's gradient),
+// and a sum with a product becomes that matmul's addend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +112,49 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
       foldCausalMasks();
     if (scale)
       foldScales();
+    // Last: a product that takes an addend no longer scales as a whole.
+    if (addend)
+      foldAddends();
+  }
+
+  /// `add(matmul(a, b), c)` -> `matmul(a, b, c)` where the matmul has no
+  /// other use and no addend yet, and `c` does not widen the result. In
+  /// program order, so that a sum of products (a gradient of a value with
+  /// several matmul users) folds into a chain: each product adds the one
+  /// before.
+  void foldAddends() {
+    SmallVector<AddOp> adds;
+    getOperation().walk([&](AddOp add) { adds.push_back(add); });
+    for (AddOp add : adds) {
+      MatmulOp m;
+      Value c;
+      for (auto [p, q] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+        auto candidate = p.getDefiningOp<MatmulOp>();
+        if (candidate && !candidate.getAddend() && candidate->hasOneUse() &&
+            candidate.getType() == add.getType() && p != q) {
+          m = candidate;
+          c = q;
+          // Prefer the product made last: the other one is then its
+          // addend, ready when it is written.
+          if (auto other = q.getDefiningOp<MatmulOp>();
+              !other || other->getBlock() != candidate->getBlock() ||
+              other->isBeforeInBlock(candidate))
+            break;
+        }
+      }
+      if (!m)
+        continue;
+      OpBuilder b(add);
+      auto fused = MatmulOp::create(b, add.getLoc(), m.getLhs(), m.getRhs(),
+                                    m.getTransposeLhs(), m.getTransposeRhs(),
+                                    m.getScale(), c);
+      fused->setDiscardableAttrs(m->getDiscardableAttrDictionary());
+      add.replaceAllUsesWith(fused.getResult());
+      add.erase();
+      m.erase();
+      ++numAddends;
+    }
   }
 
   void foldCausalMasks() {
@@ -147,8 +191,10 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
       Operation *constant =
           (mul.getLhs() == x ? mul.getRhs() : mul.getLhs()).getDefiningOp();
       // The product of a matmul that has no other use: scale its output.
-      if (auto m = x.getDefiningOp<MatmulOp>();
-          m && m->hasOneUse() && m.getType() == mul.getType()) {
+      // (Not one with an addend: alpha scales the product alone.)
+      if (auto m = x.getDefiningOp<MatmulOp>(); m && !m.getAddend() &&
+                                                m->hasOneUse() &&
+                                                m.getType() == mul.getType()) {
         scaleBy(m, c);
         mul.replaceAllUsesWith(m.getResult());
         mul.erase();

@@ -130,6 +130,9 @@ LogicalResult buildGradients(GradientContext &c,
                  : (tb ? mm(dy, a, true, false) : mm(a, dy, true, false));
           return unbroadcast(1, db);
         });
+        // The addend is added once, unscaled.
+        if (m.getAddend())
+          set(2, [&] { return unbroadcast(2, dy); });
         return success();
       })
       .Case([&](AddOp) {

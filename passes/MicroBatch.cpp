@@ -176,6 +176,11 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
         if (failed(agree(to)))
           return failure();
       }
+      // The addend broadcasts to the result as an elementwise operand.
+      if (Value addend = mm.getAddend())
+        if (int64_t d = info.of(addend); d >= 0)
+          if (failed(agree(d + rank - rankOf(addend))))
+            return failure();
     } else if (isa<AddOp, SubOp, MulOp, DivOp, CompareOp, BroadcastToOp>(op)) {
       for (Value v : op->getOperands())
         if (int64_t d = info.of(v); d >= 0)

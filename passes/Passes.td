@@ -245,10 +245,21 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
     its output) become causal too, reading only the diagonal and below
     (the same bits as the full gradient of that output).
 
+    Last, a sum with a product folds into the matmul as its addend:
+    `pc.add(pc.matmul(a, b), c)` becomes `pc.matmul(a, b, c)` when the
+    matmul has no other use and no addend yet, and `c` does not widen the
+    result (a residual, a bias, or another product: the gradient of a
+    value read by several matmuls folds into a chain of them). The sum is
+    made as the product is written out, the same bits as the two ops, and
+    saves two passes over the result.
+
     ```mlir
     // before: %s = pc.matmul %q, %k {transpose_rhs} : ...
     //         %ss = pc.mul %s, %c : (tensor<2x8x8xf32>, tensor<f32>) -> ...
     // after:  %ss = pc.matmul %q, %k {alpha = 0.125 : f64, transpose_rhs} : ...
+    // before: %p = pc.matmul %x, %w : ...
+    //         %h = pc.add %r, %p : ...
+    // after:  %h = pc.matmul %x, %w, %r : ...
     ```
   }];
   let options = [
@@ -260,12 +271,15 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
     Option<"causal", "causal", "bool", "true",
            "Fold causal masks into the softmaxes that read them, and make "
            "their gradients causal">,
+    Option<"addend", "addend", "bool", "true",
+           "Fold sums with a product into the matmul, as its addend">,
   ];
   let statistics = [
     Statistic<"numScaled", "scaled",
               "Products by a scalar folded into a matmul's alpha">,
     Statistic<"numMasks", "masks", "Causal-mask gradients dropped">,
     Statistic<"numCausal", "causal", "Causal masks folded into softmaxes">,
+    Statistic<"numAddends", "addends", "Sums folded into a matmul's addend">,
   ];
 }
 

@@ -332,12 +332,19 @@ void registerDataMovement(KernelRegistry &r) {
 void registerCpuComputeKernels(KernelRegistry &r) {
   registerDataMovement(r);
   addWidening(r, "pc.matmul", simple<MatmulOp>([](MatmulOp m) {
+                std::optional<Shape> addend;
+                if (Value c = m.getAddend())
+                  addend = shapeOf(c.getType());
                 cpu::MatmulPlan plan(shapeOf(m.getLhs().getType()),
                                      shapeOf(m.getRhs().getType()),
                                      m.getTransposeLhs(), m.getTransposeRhs(),
                                      shapeOf(m.getType()),
-                                     static_cast<float>(m.getScale()));
+                                     static_cast<float>(m.getScale()), addend);
                 return [plan](Inputs in, Tensor &out) {
+                  if (in.size() > 2) {
+                    TensorView c(*in[2]);
+                    return plan.run(*in[0], *in[1], &c, out);
+                  }
                   return plan.run(*in[0], *in[1], out);
                 };
               }));

@@ -123,7 +123,8 @@ void applyBinary(const float *a, const Shape &as, const float *b,
 } // namespace
 
 absl::Status matmul(const TensorView &a, const TensorView &b, bool ta, bool tb,
-                    const TensorView &out, float alpha) {
+                    const TensorView &out, float alpha,
+                    const TensorView *addend) {
   if (absl::Status s = expectF32(a, "matmul"); !s.ok())
     return s;
   size_t ra = a.shape.size(), rb = b.shape.size(), rr = out.shape.size();
@@ -150,6 +151,9 @@ absl::Status matmul(const TensorView &a, const TensorView &b, bool ta, bool tb,
                 tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, pa, ta ? m : k,
                 pb, tb ? k : n, 0.0f, pc, n);
   }
+  // The scaled product, then the sum: the order of the fused form.
+  if (addend)
+    return binary(Binary::Add, out, *addend, out);
   return absl::OkStatus();
 }
 

@@ -40,10 +40,12 @@ enum class Reduction { Sum, Mean, Max };
 /// An error unless `t` holds f32 values; `what` names the kernel.
 absl::Status expectF32(const TensorView &t, const char *what);
 
-/// `out` = alpha · op(a) · op(b); `out` has the result shape already.
-/// Through OpenBLAS: the fallback of MatmulPlan (OneDnn.h).
+/// `out` = alpha · op(a) · op(b) (+ `addend`, broadcast); `out` has the
+/// result shape already. Through OpenBLAS: the fallback of MatmulPlan
+/// (OneDnn.h).
 absl::Status matmul(const TensorView &a, const TensorView &b, bool transposeA,
-                    bool transposeB, const TensorView &out, float alpha = 1.0f);
+                    bool transposeB, const TensorView &out, float alpha = 1.0f,
+                    const TensorView *addend = nullptr);
 /// NumPy broadcasting into `out`'s shape.
 absl::Status binary(Binary op, const TensorView &a, const TensorView &b,
                     const TensorView &out);

@@ -87,7 +87,26 @@ struct MatmulPlan::Impl {
   Shape a, b, out;
   bool ta, tb;
   float alpha;
+  std::optional<Shape> addend;
   Primitive p;
+
+  /// Whether oneDNN adds the addend as a post-op; otherwise run() adds it
+  /// after the product, in a second pass.
+  bool postOp = false;
+
+  /// The addend as an operand over `dims` (the output's dims as oneDNN
+  /// sees them), when a post-op keeps the product's bits: an addend of the
+  /// output's shape, or one row (a bias) against merged rows. oneDNN runs
+  /// other broadcasts through another kernel, which sums in another order.
+  std::optional<memory::desc> addendDesc(const Dims &dims, bool rows) const {
+    const Shape &c = *addend;
+    if (c == out)
+      return plainF32(dims);
+    if (rows && product(c) == out.back() &&
+        (c.empty() || c.back() == out.back()))
+      return plainF32({1, dims.back()});
+    return std::nullopt;
+  }
 
   /// The operand `shape` (rows, cols as stored) as a rank-`rank` oneDNN
   /// operand of logical dims (..., r, c): leading batch dims of 1 added,
@@ -107,24 +126,38 @@ struct MatmulPlan::Impl {
   void make(Primitive &p) {
     size_t rank = out.size();
     memory::desc da, db, dc;
-    if (b.size() == 2 && !ta && a.size() == rank && rank > 2) {
+    bool rows = b.size() == 2 && !ta && a.size() == rank && rank > 2;
+    Dims dims;
+    if (rows) {
       // A weight shared by every batch element: one GEMM over all rows.
-      int64_t rows = product(out) / out[rank - 1];
-      da = operand({rows, a.back()}, 2, false);
+      dims = {product(out) / out[rank - 1], out.back()};
+      da = operand({dims[0], a.back()}, 2, false);
       db = operand(b, 2, tb);
-      dc = plainF32({rows, out.back()});
     } else {
+      dims.assign(out.begin(), out.end());
       da = operand(a, rank, ta);
       db = operand(b, rank, tb);
-      dc = plainF32(Dims(out.begin(), out.end()));
     }
+    dc = plainF32(dims);
     dnnl::primitive_attr attr;
     if (alpha != 1.0f)
       attr.set_output_scales(0, {alpha});
+    std::optional<memory::desc> dAdd;
+    if (addend)
+      dAdd = addendDesc(dims, rows);
+    if (dAdd) {
+      // oneDNN scales the product first, then applies post-ops in order.
+      dnnl::post_ops ops;
+      ops.append_binary(dnnl::algorithm::binary_add, *dAdd);
+      attr.set_post_ops(ops);
+    }
+    postOp = dAdd.has_value();
     // In run()'s order (not inside one call: argument order is unspecified).
     p.add(DNNL_ARG_SRC, da);
     p.add(DNNL_ARG_WEIGHTS, db);
     p.add(DNNL_ARG_DST, dc);
+    if (dAdd)
+      p.add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, *dAdd);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(da, db, dc), attr,
                                     p.engine);
     p.primitive = dnnl::matmul(pd);
@@ -132,7 +165,7 @@ struct MatmulPlan::Impl {
 };
 
 MatmulPlan::MatmulPlan(Shape a, Shape b, bool transposeA, bool transposeB,
-                       Shape out, float alpha)
+                       Shape out, float alpha, std::optional<Shape> addend)
     : impl(std::make_shared<Impl>()) {
   impl->a = std::move(a);
   impl->b = std::move(b);
@@ -140,20 +173,39 @@ MatmulPlan::MatmulPlan(Shape a, Shape b, bool transposeA, bool transposeB,
   impl->ta = transposeA;
   impl->tb = transposeB;
   impl->alpha = alpha;
+  impl->addend = std::move(addend);
 }
 
 absl::Status MatmulPlan::run(const TensorView &a, const TensorView &b,
                              const TensorView &out) const {
+  return run(a, b, nullptr, out);
+}
+
+absl::Status MatmulPlan::run(const TensorView &a, const TensorView &b,
+                             const TensorView *addend,
+                             const TensorView &out) const {
   if (absl::Status s = expectF32(a, "matmul"); !s.ok())
     return s;
+  if ((addend != nullptr) != impl->addend.has_value())
+    return absl::InternalError(
+        "matmul: the addend does not match the plan's (made with one or "
+        "without)");
   size_t rank = out.shape.size();
   int64_t k = impl->ta ? a.shape[a.shape.size() - 2] : a.shape.back();
+  auto loops = [&] {
+    return matmul(a, b, impl->ta, impl->tb, out, impl->alpha, addend);
+  };
   if (out.numel() == 0 || k == 0 || rank > DNNL_MAX_NDIMS)
-    return matmul(a, b, impl->ta, impl->tb, out, impl->alpha);
+    return loops();
   impl->p.prepare([&](Primitive &p) { impl->make(p); });
   if (!impl->p.ready)
-    return matmul(a, b, impl->ta, impl->tb, out, impl->alpha);
-  return impl->p.run({a.data(), b.data(), out.data()});
+    return loops();
+  if (addend && impl->postOp)
+    return impl->p.run({a.data(), b.data(), out.data(), addend->data()});
+  if (absl::Status s = impl->p.run({a.data(), b.data(), out.data()});
+      !s.ok() || !addend)
+    return s;
+  return binary(Binary::Add, out, *addend, out);
 }
 
 //===----------------------------------------------------------------------===//

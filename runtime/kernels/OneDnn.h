@@ -22,16 +22,22 @@
 #include "runtime/kernels/CpuKernels.h"
 
 #include <memory>
+#include <optional>
 
 namespace pc::runtime::cpu {
 
-/// `out` = alpha · op(a) · op(b), batched with NumPy-broadcast batch dims.
+/// `out` = alpha · op(a) · op(b) (+ addend), batched with NumPy-broadcast
+/// batch dims. An addend (of shape `addend`, broadcast to `out`) is added
+/// by oneDNN as each block of the product is written: a post-op, not a
+/// second pass.
 class MatmulPlan {
 public:
   MatmulPlan(Shape a, Shape b, bool transposeA, bool transposeB, Shape out,
-             float alpha = 1.0f);
+             float alpha = 1.0f, std::optional<Shape> addend = std::nullopt);
   absl::Status run(const TensorView &a, const TensorView &b,
                    const TensorView &out) const;
+  absl::Status run(const TensorView &a, const TensorView &b,
+                   const TensorView *addend, const TensorView &out) const;
 
 private:
   struct Impl;

@@ -355,6 +355,9 @@ absl::Status Evaluator::eval(Operation *op) {
         if (double alpha = m.getScale(); alpha != 1.0)
           for (double &v : r.data)
             v *= alpha;
+        if (m.getAddend())
+          r = broadcastBinary(r, in(2), r.shape,
+                              [](double p, double a) { return p + a; });
         set(std::move(r));
         return absl::OkStatus();
       })

@@ -26,6 +26,22 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) {
 
 // -----
 
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<3x4x2xf32>) {
+  // expected-error @+1 {{'pc.matmul' op addend shape 3x4x2 does not broadcast to the result shape 4x2}}
+  %0 = pc.matmul %a, %b, %c : (tensor<4x8xf32>, tensor<8x2xf32>, tensor<3x4x2xf32>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<4x2xf16>) {
+  // expected-error @+1 {{'pc.matmul' op operand #2 has element type 'f16' but operand #0 has 'f32'}}
+  %0 = pc.matmul %a, %b, %c : (tensor<4x8xf32>, tensor<8x2xf32>, tensor<4x2xf16>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<8xf32>, %b: tensor<8x2xf32>) {
   // expected-error @+1 {{'pc.matmul' op operands need rank >= 2, but lhs is 8 and rhs is 8x2}}
   %0 = pc.matmul %a, %b : (tensor<8xf32>, tensor<8x2xf32>) -> tensor<2xf32>

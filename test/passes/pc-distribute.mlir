@@ -5,7 +5,8 @@
 // ranks, which prints and parses.
 // CHECK-LABEL: func.func @mlp.part0
 // CHECK-SAME: pc.graph = "mlp", pc.ranks = array<i64: 0, 1, 2, 3>
-// CHECK: pc.matmul %{{.*}}, %{{.*}} : (tensor<32x256xf32>, tensor<256x512xf32>) -> tensor<32x512xf32>
+// The first bias is the first matmul's addend (pc-fuse).
+// CHECK: pc.matmul %{{.*}}, %{{.*}}, %{{.*}} : (tensor<32x256xf32>, tensor<256x512xf32>, tensor<512xf32>) -> tensor<32x512xf32>
 // CHECK: pc.matmul %{{.*}}, %{{.*}} : (tensor<32x512xf32>, tensor<512x256xf32>) -> tensor<32x256xf32>
 // The annotated to_sbp [S(0), P] -> [S(0), B]: one all-reduce over tp.
 // CHECK: pc.all_reduce %{{.*}} {axes = array<i64: 1>, mesh = @mesh, reduce = #pc.reduction<sum>} : (tensor<32x256xf32>) -> tensor<32x256xf32>

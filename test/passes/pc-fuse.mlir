@@ -1,5 +1,5 @@
 // RUN: pc-opt %s --pc-fuse | FileCheck %s
-// RUN: pc-opt %s --pc-fuse="scale=false mask=false causal=false" | FileCheck %s --check-prefix=OFF
+// RUN: pc-opt %s --pc-fuse="scale=false mask=false causal=false addend=false" | FileCheck %s --check-prefix=OFF
 
 // An attention's scores: the scale folds into the matmul that makes them,
 // whose only use it is; the constant goes with it.
@@ -114,4 +114,57 @@ func.func @causal_fold(%x: tensor<2x4x4xf32>, %dy: tensor<2x4x4xf32>)
   %r = pc.softmax %n {axis = 1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   %l = pc.log_softmax %n {axis = -1 : i64} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
   return %p, %d, %r, %l : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+}
+
+// A residual add and a bias: each becomes its matmul's addend (either
+// operand order); the add goes.
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT: %[[H:.*]] = pc.matmul %arg0, %arg1, %arg0 : (tensor<2x4x8xf32>, tensor<8x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: %[[Y:.*]] = pc.matmul %[[H]], %arg1, %arg2 {transpose_rhs} : (tensor<2x4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[Y]]
+// OFF-LABEL: func.func @residual
+// OFF-COUNT-2: pc.add
+func.func @residual(%x: tensor<2x4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %p = pc.matmul %x, %w : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %h = pc.add %x, %p : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %q = pc.matmul %h, %w {transpose_rhs} : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %y = pc.add %q, %b : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// The gradient of an input that three matmuls read (an attention's q, k
+// and v projections): the sum of three products becomes a chain, each
+// product adding the one made before it.
+// CHECK-LABEL: func.func @chain
+// CHECK-NEXT: %[[A:.*]] = pc.matmul %arg0, %arg3 {transpose_rhs}
+// CHECK-NEXT: %[[B:.*]] = pc.matmul %arg1, %arg4, %[[A]] {transpose_rhs}
+// CHECK-NEXT: %[[C:.*]] = pc.matmul %arg2, %arg5, %[[B]] {transpose_rhs}
+// CHECK-NEXT: return %[[C]]
+func.func @chain(%dq: tensor<8x4xf32>, %dk: tensor<8x4xf32>, %dv: tensor<8x4xf32>,
+                 %wq: tensor<6x4xf32>, %wk: tensor<6x4xf32>, %wv: tensor<6x4xf32>) -> tensor<8x6xf32> {
+  %a = pc.matmul %dq, %wq {transpose_rhs} : (tensor<8x4xf32>, tensor<6x4xf32>) -> tensor<8x6xf32>
+  %b = pc.matmul %dk, %wk {transpose_rhs} : (tensor<8x4xf32>, tensor<6x4xf32>) -> tensor<8x6xf32>
+  %s = pc.add %a, %b : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
+  %c = pc.matmul %dv, %wv {transpose_rhs} : (tensor<8x4xf32>, tensor<6x4xf32>) -> tensor<8x6xf32>
+  %t = pc.add %s, %c : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
+  return %t : tensor<8x6xf32>
+}
+
+// What keeps its add: a product with another use, and a sum that widens
+// the product. And a product with an addend keeps the scale that
+// multiplies it (alpha scales the product alone).
+// CHECK-LABEL: func.func @kept_adds
+// CHECK-COUNT-2: pc.add
+// CHECK: %[[M:.*]] = pc.matmul %arg0, %arg1, %arg3 {alpha = 5.000000e-01 : f64}
+// CHECK-NEXT: %[[S:.*]] = pc.mul %[[M]]
+func.func @kept_adds(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %wide: tensor<3x4x2xf32>, %r: tensor<4x2xf32>)
+    -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<3x4x2xf32>, tensor<4x2xf32>) {
+  %m = pc.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %0 = pc.add %m, %r : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %n = pc.matmul %a, %b : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  %1 = pc.add %n, %wide : (tensor<4x2xf32>, tensor<3x4x2xf32>) -> tensor<3x4x2xf32>
+  %c = pc.constant dense<0.5> : tensor<f32>
+  %h = pc.matmul %a, %b, %r {alpha = 0.5 : f64} : (tensor<4x8xf32>, tensor<8x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %2 = pc.mul %h, %c : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  return %m, %0, %1, %2 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<3x4x2xf32>, tensor<4x2xf32>
 }

@@ -7,11 +7,13 @@
 
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/kernels/OneDnn.h"
 #include "runtime/reference/Kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace pc;
@@ -81,6 +83,61 @@ TEST(CpuKernels, MatmulBatchedBroadcastTransposed) {
     HostTensor out = HostTensor::zeros(c.out, CommType::F32);
     ASSERT_TRUE(cpu::matmul(a.f32, b.f32, c.ta, c.tb, out).ok());
     expectClose(out, ref::matmul(a.f64, b.f64, c.ta, c.tb, c.out));
+  }
+}
+
+TEST(CpuKernels, MatmulAddsItsAddendAsItWrites) {
+  // The addend of a fused residual or bias (pc-fuse): oneDNN's post-op and
+  // the OpenBLAS loops, each against the reference; oneDNN's also equals
+  // its own product plus a separate add, bit for bit (the fold keeps the
+  // bits).
+  std::mt19937 rng(7);
+  struct Case {
+    Shape a, b, out, addend;
+    bool ta, tb;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{4, 8}, {8, 3}, {4, 3}, {4, 3}, false, false},
+           // A weight against batched rows: one GEMM, a residual or a bias.
+           {{2, 5, 6}, {6, 3}, {2, 5, 3}, {2, 5, 3}, false, false},
+           {{2, 5, 6}, {3, 6}, {2, 5, 3}, {3}, false, true},
+           // Batched, with an addend broadcast over the batch.
+           {{2, 6, 5}, {2, 4, 6}, {2, 5, 4}, {1, 5, 4}, true, true},
+           {{2, 6, 5}, {2, 4, 6}, {2, 5, 4}, {2, 5, 4}, true, true},
+           // Large enough for oneDNN's blocked kernels.
+           {{2, 64, 96}, {96, 80}, {2, 64, 80}, {2, 64, 80}, false, false},
+           {{2, 64, 96}, {96, 80}, {2, 64, 80}, {80}, false, false},
+           {{4, 64, 32},
+            {4, 32, 64},
+            {4, 64, 64},
+            {4, 64, 64},
+            false,
+            false}}) {
+    Pair a = randomTensor(c.a, rng), b = randomTensor(c.b, rng),
+         d = randomTensor(c.addend, rng);
+    ref::Array expected = ref::broadcastBinary(
+        ref::matmul(a.f64, b.f64, c.ta, c.tb, c.out), d.f64, c.out,
+        [](double p, double q) { return p + q; });
+    HostTensor loops = HostTensor::zeros(c.out, CommType::F32);
+    TensorView addend(d.f32);
+    ASSERT_TRUE(
+        cpu::matmul(a.f32, b.f32, c.ta, c.tb, loops, 0.5f, &addend).ok());
+    ref::Array half = ref::broadcastBinary(
+        ref::matmul(a.f64, b.f64, c.ta, c.tb, c.out), d.f64, c.out,
+        [](double p, double q) { return 0.5 * p + q; });
+    expectClose(loops, half);
+
+    cpu::MatmulPlan fused(c.a, c.b, c.ta, c.tb, c.out, 1.0f, c.addend);
+    cpu::MatmulPlan plain(c.a, c.b, c.ta, c.tb, c.out);
+    HostTensor out = HostTensor::zeros(c.out, CommType::F32);
+    HostTensor product = HostTensor::zeros(c.out, CommType::F32);
+    ASSERT_TRUE(fused.run(a.f32, b.f32, &addend, out).ok());
+    expectClose(out, expected);
+    ASSERT_TRUE(plain.run(a.f32, b.f32, product).ok());
+    ASSERT_TRUE(cpu::binary(cpu::Binary::Add, product, d.f32, product).ok());
+    EXPECT_EQ(std::memcmp(out.data(), product.data(), out.byteSize()), 0);
+    // A plan made for an addend refuses to run without one.
+    EXPECT_FALSE(fused.run(a.f32, b.f32, out).ok());
   }
 }
 
