@@ -88,8 +88,17 @@ Value emitLocalStep(OpBuilder &b, Location loc, Value input,
                     FlatSymbolRefAttr mesh, RankedTensorType type,
                     const boxing::Step &step, RankView &view) {
   SbpAttr after = makeSbp(b.getContext(), mesh, step.after);
-  return emitStep(b, loc, input, *view.localType(withSbp(type, after)), mesh,
-                  step);
+  RankedTensorType local = *view.localType(withSbp(type, after));
+  // A group of one device (its axes all of size 1, as on a 1x1 mesh whose
+  // layouts still say S or P) moves nothing: each layout is the whole
+  // value there. No step, so the runtime makes no hop to a comm stream.
+  int64_t members = 1;
+  ArrayRef<int64_t> shape = view.getMeshes().lookup(mesh).getShape();
+  for (int64_t axis : step.axes)
+    members *= shape[axis];
+  if (members == 1 && input.getType() == local)
+    return input;
+  return emitStep(b, loc, input, local, mesh, step);
 }
 
 /// A constant in any layout: the whole value, then the local steps from B

@@ -378,7 +378,10 @@ def Partition : Pass<"pc-partition", "::mlir::ModuleOp"> {
   let description = [{
     Replaces every logical graph `@f` (whose layouts are decided and whose
     boxings are lowered) by per-device programs: local shapes, local ops,
-    and collectives in their per-device form over concrete groups.
+    and collectives in their per-device form over concrete groups. A step
+    over mesh axes of size 1 (a group of one device) moves nothing and is
+    dropped: on a `1x1` mesh, layouts that name splits or partials emit no
+    collective.
 
     Ranks whose programs are identical share one program (SPMD), so the
     work does not grow with the device count: only values and steps whose

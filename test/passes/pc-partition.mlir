@@ -138,3 +138,23 @@ func.func @named(%x: tensor<4x4xf32, #pc.sbp<@m, [S(0)]>> {pc.name = "x"})
   %y = pc.relu %x : (tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>
   return %y : tensor<4x4xf32, #pc.sbp<@m, [S(0)]>>
 }
+
+// -----
+
+// Steps over axes of size 1 move nothing (each layout is the whole value
+// there): they go, so the runtime makes no hop to a comm stream. The step
+// over the axis of size 2 stays.
+pc.mesh @m <["dp"=2, "tp"=1]>
+// CHECK-LABEL: func.func @unit_axis.part0
+// CHECK-NEXT: %[[E:.*]] = pc.exp %arg0 : (tensor<4x6xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT: %[[G:.*]] = pc.all_gather %[[E]] {axes = array<i64: 0>, dim = 0 : i64, mesh = @m} : (tensor<4x6xf32>) -> tensor<8x6xf32>
+// CHECK-NEXT: return %[[E]], %[[G]]
+func.func @unit_axis(%x: tensor<8x6xf32, #pc.sbp<@m, [S(0), S(1)]>>)
+    -> (tensor<8x6xf32, #pc.sbp<@m, [S(0), B]>>, tensor<8x6xf32, #pc.sbp<@m, [B, B]>>) {
+  %e = pc.exp %x : (tensor<8x6xf32, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<8x6xf32, #pc.sbp<@m, [S(0), S(1)]>>
+  %a = pc.all_gather %e {mesh = @m, axes = array<i64: 1>, dim = 1 : i64} : (tensor<8x6xf32, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<8x6xf32, #pc.sbp<@m, [S(0), B]>>
+  %p = pc.local_partial %a {mesh = @m, axes = array<i64: 1>, reduce = #pc.reduction<sum>} : (tensor<8x6xf32, #pc.sbp<@m, [S(0), B]>>) -> tensor<8x6xf32, #pc.sbp<@m, [S(0), P]>>
+  %r = pc.all_reduce %p {mesh = @m, axes = array<i64: 1>, reduce = #pc.reduction<sum>} : (tensor<8x6xf32, #pc.sbp<@m, [S(0), P]>>) -> tensor<8x6xf32, #pc.sbp<@m, [S(0), B]>>
+  %g = pc.all_gather %r {mesh = @m, axes = array<i64: 0>, dim = 0 : i64} : (tensor<8x6xf32, #pc.sbp<@m, [S(0), B]>>) -> tensor<8x6xf32, #pc.sbp<@m, [B, B]>>
+  return %a, %g : tensor<8x6xf32, #pc.sbp<@m, [S(0), B]>>, tensor<8x6xf32, #pc.sbp<@m, [B, B]>>
+}
