@@ -145,10 +145,11 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
       }
       if (!m)
         continue;
+      // The add's result type, layout annotation included.
       OpBuilder b(add);
-      auto fused = MatmulOp::create(b, add.getLoc(), m.getLhs(), m.getRhs(),
-                                    m.getTransposeLhs(), m.getTransposeRhs(),
-                                    m.getScale(), c);
+      auto fused = MatmulOp::create(b, add.getLoc(), add.getType(), m.getLhs(),
+                                    m.getRhs(), c, m.getTransposeLhsAttr(),
+                                    m.getTransposeRhsAttr(), m.getAlphaAttr());
       fused->setDiscardableAttrs(m->getDiscardableAttrDictionary());
       add.replaceAllUsesWith(fused.getResult());
       add.erase();
@@ -204,8 +205,9 @@ struct FusePass : public pc::impl::FuseBase<FusePass> {
       }
       // A scaled operand of matmuls only: each of them scales instead.
       // (Both operands of one matmul: it scales twice, by c squared.)
+      // (As a factor: an addend is added unscaled.)
       if (mul->use_empty() || !llvm::all_of(mul->getUses(), [](OpOperand &u) {
-            return isa<MatmulOp>(u.getOwner());
+            return isa<MatmulOp>(u.getOwner()) && u.getOperandNumber() < 2;
           }))
         continue;
       for (OpOperand &use : llvm::make_early_inc_range(mul->getUses())) {

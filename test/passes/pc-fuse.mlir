@@ -168,3 +168,15 @@ func.func @kept_adds(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %wide: tensor<3x4
   %2 = pc.mul %h, %c : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
   return %m, %0, %1, %2 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<3x4x2xf32>, tensor<4x2xf32>
 }
+
+// A scaled addend stays scaled: alpha scales the product, never the addend.
+// CHECK-LABEL: func.func @scaled_addend
+// CHECK-NEXT: pc.constant
+// CHECK-NEXT: %[[Y:.*]] = pc.mul %arg2, %{{.*}}
+// CHECK-NEXT: pc.matmul %arg0, %arg1, %[[Y]] : (
+func.func @scaled_addend(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %r: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %c = pc.constant dense<0.5> : tensor<f32>
+  %y = pc.mul %r, %c : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %m = pc.matmul %a, %b, %y : (tensor<4x8xf32>, tensor<8x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %m : tensor<4x2xf32>
+}
