@@ -413,20 +413,17 @@ private:
       if (++doneInIteration[m.iteration] == static_cast<int64_t>(specs.size()))
         stats.iterationDoneUs[m.iteration] = nowUs();
       for (uint32_t c : s.consumers)
-        local.push_back({m.iteration, c, m.dst, MessageKind::Req, false});
+        if (!sameStream(m.dst, c))
+          local.push_back({m.iteration, c, m.dst, MessageKind::Req, false});
       for (uint32_t p : s.producers)
         local.push_back({m.iteration, p, m.dst, MessageKind::Ack, false});
       if (s.consumers.empty())
         release(m.dst);
       // A stream finishes its firings in order, so this is iteration
       // m.iteration of the producer, and every one before it is done.
-      for (uint32_t c : s.carriedTo) {
-        ActorState &to = states[c];
-        auto at =
-            std::find(to.carriedFrom.begin(), to.carriedFrom.end(), m.dst);
-        to.carriedDone[at - to.carriedFrom.begin()] = m.iteration + 1;
-        tryFire(c);
-      }
+      for (uint32_t c : s.carriedTo)
+        if (!sameStream(m.dst, c))
+          carry(m.dst, c, m.iteration);
       tryFire(m.dst);
       return;
     case MessageKind::Req: {
@@ -448,6 +445,25 @@ private:
       }
       return;
     }
+  }
+
+  /// Whether `consumer` may treat `producer`'s firings as done once they
+  /// are enqueued: a stream runs its tasks in order, so a task enqueued
+  /// after the producer's sees its results. This spares a chain of kernels
+  /// on one stream a round trip through the dispatcher per kernel (a
+  /// callback, a message, a wake-up), which left the stream idle between
+  /// them.
+  bool sameStream(uint32_t producer, uint32_t consumer) const {
+    return specs[producer].stream == specs[consumer].stream;
+  }
+
+  /// Iteration `iteration` of `from` counts as done for the loop-carried
+  /// edge to `to`.
+  void carry(uint32_t from, uint32_t to, int64_t iteration) {
+    ActorState &s = states[to];
+    auto at = std::find(s.carriedFrom.begin(), s.carriedFrom.end(), from);
+    s.carriedDone[at - s.carriedFrom.begin()] = iteration + 1;
+    tryFire(to);
   }
 
   void release(uint32_t id) {
@@ -549,6 +565,15 @@ private:
             error->note(s);
           bus->post({iteration, id, id, MessageKind::Done, !s.ok()});
         });
+    // Consumers on the same stream may start now (sameStream). Their Req
+    // goes through `local`, after the pump that called this returns; their
+    // Acks still wait for their own Done, so registers free as before.
+    for (uint32_t c : states[id].consumers)
+      if (sameStream(id, c))
+        local.push_back({iteration, c, id, MessageKind::Req, false});
+    for (uint32_t c : states[id].carriedTo)
+      if (sameStream(id, c))
+        carry(id, c, iteration);
   }
 
   const std::vector<ActorSpec> &specs;

@@ -20,7 +20,12 @@
 // actor), until the stream has room (RunOptions::streamDepth); starting it
 // enqueues the actor's work on the stream and a callback that posts `Done`
 // to the device's message bus; the dispatcher (the thread that called
-// run()) then sends `Req` to the consumers and `Ack` to the producers. The
+// run()) then sends `Req` to the consumers and `Ack` to the producers.
+// Consumers on the producer's own stream get their `Req` (and loop-carried
+// successors their credit) when the firing starts instead: the stream runs
+// its tasks in order, so theirs runs after it, and a chain of kernels on one
+// stream is enqueued ahead rather than one dispatcher round trip per kernel
+// (as CUDA streams are used). The
 // credits are the only synchronization: no barrier between iterations, so
 // iteration i+1 overlaps iteration i as far as the register counts allow.
 // Loop-carried edges (ActorSpec::carried) add what one iteration needs of

@@ -303,6 +303,72 @@ TEST(ActorTest, RegistersBoundAndAllowOverlap) {
   EXPECT_EQ(overlapsSeen(2), 5);
 }
 
+/// A CpuStream that counts the tasks enqueued on it.
+class CountingStream final : public Stream {
+public:
+  explicit CountingStream(std::string name) : inner(std::move(name)) {}
+  void enqueue(Task task) override {
+    ++enqueued;
+    inner.enqueue(std::move(task));
+  }
+  void waitFor(const Event &event) override { inner.waitFor(event); }
+  void enqueueCallback(std::function<void(const absl::Status &)> fn) override {
+    inner.enqueueCallback(std::move(fn));
+  }
+  absl::Status synchronize() override { return inner.synchronize(); }
+  const std::string &name() const override { return inner.name(); }
+  std::atomic<int> enqueued{0};
+
+private:
+  CpuStream inner;
+};
+
+TEST(ActorTest, AConsumerOnItsProducersStreamIsEnqueuedBeforeItFinishes) {
+  // The stream runs its tasks in order, so the consumer (and the producer's
+  // next iteration, through the loop-carried edge) need not wait for the
+  // producer's Done: while the producer runs, both are already queued
+  // behind it. The consumer on another stream still waits for Done.
+  CountingStream s0("compute");
+  CpuStream s1("other");
+  Stream *streams[] = {&s0, &s1};
+  std::atomic<bool> queuedBehind{false}, otherEarly{false};
+  std::atomic<bool> producerDone{false};
+  ActorGraph g;
+  g.add({"producer",
+         0,
+         {},
+         2,
+         false,
+         [&](int64_t it) {
+           if (it == 0) {
+             auto deadline =
+                 std::chrono::steady_clock::now() + std::chrono::seconds(5);
+             // Its own task, the consumer's and its next iteration's.
+             while (s0.enqueued < 3 &&
+                    std::chrono::steady_clock::now() < deadline)
+               std::this_thread::yield();
+             queuedBehind = s0.enqueued >= 3;
+             producerDone = true;
+           }
+           return absl::OkStatus();
+         },
+         {0}});
+  g.add({"consumer", 0, {0}, 1, false, [&](int64_t) {
+           return absl::OkStatus();
+         }});
+  g.add({"elsewhere", 1, {0}, 1, false, [&](int64_t it) {
+           if (it == 0 && !producerDone)
+             otherEarly = true;
+           return absl::OkStatus();
+         }});
+  RunOptions options;
+  options.iterations = 2;
+  absl::StatusOr<RunStats> stats = run(g, streams, options);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(queuedBehind);
+  EXPECT_FALSE(otherEarly);
+}
+
 TEST(ActorTest, OrderedActorsFireInGraphOrder) {
   // The second ordered actor is ready first, but must wait for its turn.
   CpuStream compute("compute"), comm("comm");
