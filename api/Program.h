@@ -202,6 +202,9 @@ struct Event {
   /// The pipeline action the op belongs to, as "F1.3" (forward of model
   /// stage 1, micro-batch 3; B and W likewise); empty when not pipelined.
   std::string action;
+  /// The op's types on this rank and where it was written, e.g.
+  /// "16x128x256xf32, 256x768xf32 -> 16x128x768xf32 at m.mlir:12:8".
+  std::string detail;
 };
 
 /// What the last run did. Under mpirun the per-rank figures (peaks, bytes,

@@ -187,7 +187,7 @@ Session::runOnce(const char *call, const RunOptions &options,
     for (runtime::OpEvent &e : events)
       last.events[rank].push_back({std::move(e.name), std::move(e.stream),
                                    e.iteration, e.startUs, e.durationUs,
-                                   std::move(e.action)});
+                                   std::move(e.action), std::move(e.detail)});
   last.iterationDoneUs = std::move(run->iterationDoneUs);
   outputs = std::move(run->results);
   if (every)

@@ -785,7 +785,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                               : s == RankProgram::kInput ? "input"
                                                          : "compute",
                               e.iteration, e.startUs, e.durationUs,
-                              r.program->actionOf(e.actor)});
+                              r.program->actionOf(e.actor),
+                              r.program->detailOf(e.actor)});
     return absl::OkStatus();
   });
   if (!launched.ok())

@@ -50,6 +50,8 @@ struct OpEvent {
   /// The pipeline action the op belongs to, as "F1.3" (F of model stage 1,
   /// micro-batch 3); empty when the program has no schedule.
   std::string action;
+  /// The op's local types and location (RankProgram::detailOf).
+  std::string detail;
 };
 
 struct CpuRunOptions {

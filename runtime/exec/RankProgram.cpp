@@ -26,6 +26,33 @@ absl::Status named(const absl::Status &s, int64_t rank, Operation *op) {
   return out;
 }
 
+namespace {
+
+/// detailOf's text: the local types (shape and element type only; the
+/// layout is the program's) and the op's location as `named` prints it.
+std::string describe(Operation &op) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  auto types = [&](TypeRange range) {
+    llvm::interleaveComma(range, os, [&](Type t) {
+      if (auto ranked = dyn_cast<RankedTensorType>(t)) {
+        for (int64_t d : ranked.getShape())
+          os << d << 'x';
+        os << ranked.getElementType();
+      } else {
+        os << t;
+      }
+    });
+  };
+  types(op.getOperandTypes());
+  os << " -> ";
+  types(op.getResultTypes());
+  os << " at " << op.getLoc();
+  return out;
+}
+
+} // namespace
+
 std::string RankProgram::actionOf(uint32_t actor) const {
   auto a = actor < actions.size() ? dyn_cast_or_null<ActionAttr>(actions[actor])
                                   : ActionAttr();
@@ -68,6 +95,7 @@ uint32_t RankProgram::addActor(std::string name, uint32_t stream,
     return absl::OkStatus();
   };
   actions.push_back(Attribute());
+  details.emplace_back();
   return graph.add(std::move(spec));
 }
 
@@ -192,6 +220,7 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
     sources[op.getResult(r)] = {id, r};
   if (scheduled)
     actions[id] = action;
+  details[id] = describe(op);
   if (isComm) {
     commActors.push_back(id);
     commExchanges.push_back(std::move(exchange));

@@ -113,6 +113,10 @@ public:
   }
   /// "F1.3" for an actor of action F(1, mb 3); empty when none.
   std::string actionOf(uint32_t actor) const;
+  /// The op's local types and where the user wrote it, for traces:
+  /// "16x128x256xf32, 256x768xf32 -> 16x128x768xf32 at m.mlir:12:8"; empty
+  /// for actors that are not ops.
+  const std::string &detailOf(uint32_t actor) const { return details[actor]; }
   int32_t registerCount() const { return registers; }
 
 private:
@@ -157,6 +161,8 @@ private:
   std::vector<mlir::Attribute> schedule;
   /// Per actor of a pipelined program, its action (null: none).
   std::vector<mlir::Attribute> actions;
+  /// Per actor, detailOf's text.
+  std::vector<std::string> details;
   llvm::DenseMap<mlir::Value, Source> sources;
   /// Per parameter name: the actors that read it and the one that stores it.
   struct ParamActors {

@@ -89,6 +89,7 @@ void writeRankResult(WireWriter &w, int64_t rank, const RankResult &r) {
     w.f64(e.startUs);
     w.f64(e.durationUs);
     w.bytes(e.action);
+    w.bytes(e.detail);
   }
   w.i64(static_cast<int64_t>(r.iterationDoneUs.size()));
   for (double us : r.iterationDoneUs)
@@ -114,6 +115,7 @@ RankResult readRankResult(WireReader &r) {
     ev.startUs = r.f64();
     ev.durationUs = r.f64();
     ev.action = std::string(r.bytes());
+    ev.detail = std::string(r.bytes());
     out.events.push_back(std::move(ev));
   }
   for (int64_t n = r.i64(); r.ok() && n > 0; --n)

@@ -102,19 +102,21 @@ writeTrace(const std::string &path,
           {"args", llvm::json::Object{{"stage", a->stage},
                                       {"micro_batch", a->microBatch}}}});
     }
-    for (const pc::api::Event &e : ops)
-      events.push_back(llvm::json::Object{
-          {"name", e.name},
-          {"cat", e.stream},
-          {"ph", "X"},
-          {"pid", rank},
-          {"tid", e.stream == "comm" ? 1 : 0},
-          {"ts", e.startUs},
-          {"dur", e.durationUs},
-          {"args", e.action.empty()
-                       ? llvm::json::Object{{"step", e.iteration}}
-                       : llvm::json::Object{{"step", e.iteration},
-                                            {"action", e.action}}}});
+    for (const pc::api::Event &e : ops) {
+      llvm::json::Object args{{"step", e.iteration}};
+      if (!e.action.empty())
+        args["action"] = e.action;
+      if (!e.detail.empty())
+        args["op"] = e.detail;
+      events.push_back(llvm::json::Object{{"name", e.name},
+                                          {"cat", e.stream},
+                                          {"ph", "X"},
+                                          {"pid", rank},
+                                          {"tid", e.stream == "comm" ? 1 : 0},
+                                          {"ts", e.startUs},
+                                          {"dur", e.durationUs},
+                                          {"args", std::move(args)}});
+    }
   }
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec);
