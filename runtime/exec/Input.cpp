@@ -9,6 +9,7 @@
 #include "llvm/Support/xxhash.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -73,8 +74,124 @@ Input Input::tiled(std::vector<int64_t> shape, CommType type,
   return in;
 }
 
+int64_t Input::bytesOf(IdFormat format) {
+  switch (format) {
+  case IdFormat::U8:
+    return 1;
+  case IdFormat::U16:
+    return 2;
+  case IdFormat::U32:
+  case IdFormat::I32:
+    return 4;
+  case IdFormat::I64:
+    return 8;
+  }
+  return 1;
+}
+
+Input Input::ids(std::vector<int64_t> shape, CommType type, IdFormat format,
+                 int64_t limit, std::vector<Piece> pieces,
+                 std::shared_ptr<const void> keepAlive) {
+  Input in =
+      tiled(std::move(shape), type, std::move(pieces), std::move(keepAlive));
+  in.idFormat = format;
+  in.idLimit = limit;
+  return in;
+}
+
+namespace {
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * dims[d];
+  return strides;
+}
+
+/// Element `i` of ids stored as `format`, widened (little endian, as the
+/// files are; unaligned reads through memcpy).
+int64_t idAt(const char *data, int64_t i, Input::IdFormat format) {
+  using F = Input::IdFormat;
+  switch (format) {
+  case F::U8:
+    return static_cast<unsigned char>(data[i]);
+  case F::U16: {
+    uint16_t v;
+    std::memcpy(&v, data + 2 * i, 2);
+    return v;
+  }
+  case F::U32: {
+    uint32_t v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  case F::I32: {
+    int32_t v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  case F::I64: {
+    int64_t v;
+    std::memcpy(&v, data + 8 * i, 8);
+    return v;
+  }
+  }
+  return 0;
+}
+} // namespace
+
+absl::StatusOr<HostTensor> Input::idBox(std::span<const int64_t> offsets,
+                                        std::span<const int64_t> sizes) const {
+  // Per piece: its overlap with the box, converted id by id. Pieces are
+  // rows of a batch, so the overlap is a run of ids (rank 1 or 2 boxes).
+  size_t rank = sizes.size();
+  std::vector<int64_t> dimsOut(sizes.begin(), sizes.end());
+  HostTensor out = HostTensor::zeros(dimsOut, want);
+  std::vector<int64_t> outStrides = rowMajorStrides(dimsOut);
+  for (const Piece &p : pieces) {
+    std::vector<int64_t> lo(rank), extent(rank);
+    bool empty = false;
+    for (size_t d = 0; d < rank && !empty; ++d) {
+      lo[d] = std::max(offsets[d], p.offsets[d]);
+      int64_t hi = std::min(offsets[d] + sizes[d], p.offsets[d] + p.shape[d]);
+      extent[d] = hi - lo[d];
+      empty = extent[d] <= 0;
+    }
+    if (empty)
+      continue;
+    std::vector<int64_t> pieceStrides = rowMajorStrides(p.shape);
+    int64_t count = product(extent);
+    std::vector<int64_t> at(rank, 0); // within the overlap
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t src = 0, dst = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        src += (lo[d] + at[d] - p.offsets[d]) * pieceStrides[d];
+        dst += (lo[d] + at[d] - offsets[d]) * outStrides[d];
+      }
+      int64_t id = idAt(p.data, src, *idFormat);
+      if (id < 0 || id >= idLimit)
+        return absl::OutOfRangeError(absl::StrCat(
+            p.origin, ": token ", id, " at position ", p.position + src,
+            id < 0 ? " is negative"
+                   : absl::StrCat(" is not below the model's vocabulary of ",
+                                  idLimit)));
+      if (want == CommType::I32)
+        out.as<int32_t>()[dst] = static_cast<int32_t>(id);
+      else
+        out.as<int64_t>()[dst] = id;
+      for (size_t d = rank; d-- > 0;)
+        if (++at[d] < extent[d])
+          break;
+        else
+          at[d] = 0;
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<HostTensor> Input::box(std::span<const int64_t> offsets,
                                       std::span<const int64_t> sizes) const {
+  if (idFormat)
+    return idBox(offsets, sizes);
   size_t rank = sizes.size();
   std::vector<int64_t> dimsOut(sizes.begin(), sizes.end());
   HostTensor out = HostTensor::zeros(dimsOut, stored);

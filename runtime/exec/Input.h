@@ -41,7 +41,15 @@ public:
     /// wrong numbers). `origin` names the file and tensor in that error.
     std::optional<uint64_t> checksum;
     std::string origin;
+    /// For token ids (Input::ids): the index in its file of the piece's
+    /// first id, so that an error names where a bad id is.
+    int64_t position = 0;
   };
+
+  /// How token ids are stored (Input::ids): unsigned 8, 16 or 32 bits (text
+  /// bytes, GPT-style token files), or signed 32 or 64 bits (.npy arrays).
+  enum class IdFormat : uint8_t { U8, U16, U32, I32, I64 };
+  static int64_t bytesOf(IdFormat format);
 
   /// `t`, borrowed: it must outlive the runs that read it.
   static Input borrow(const HostTensor &t);
@@ -53,6 +61,14 @@ public:
   static Input tiled(std::vector<int64_t> shape, CommType type,
                      std::vector<Piece> pieces,
                      std::shared_ptr<const void> keepAlive);
+  /// Token ids of `format`, read as `type` (i32 or i64): a batch of a
+  /// dataset, whose pieces (typically one per row) point into mapped files.
+  /// Reading a box checks every id it reads: below `limit` (the model's
+  /// vocabulary) and not negative, or an OutOfRange error naming the
+  /// piece's origin (its file) and the id's position in it.
+  static Input ids(std::vector<int64_t> shape, CommType type, IdFormat format,
+                   int64_t limit, std::vector<Piece> pieces,
+                   std::shared_ptr<const void> keepAlive);
 
   const std::vector<int64_t> &shape() const { return dims; }
   /// The type pieces are read in.
@@ -75,6 +91,11 @@ private:
   Input() = default;
   std::vector<int64_t> dims;
   CommType stored = CommType::F32, want = CommType::F32;
+  /// Set for Input::ids.
+  std::optional<IdFormat> idFormat;
+  int64_t idLimit = 0;
+  absl::StatusOr<HostTensor> idBox(std::span<const int64_t> offsets,
+                                   std::span<const int64_t> sizes) const;
   std::vector<Piece> pieces;
   std::shared_ptr<const void> keepAlive;
   /// Per piece, whether its checksum was verified; shared by copies.

@@ -130,16 +130,8 @@ absl::Status MappedNpy::unchanged() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const MappedNpy>>
-MappedNpy::open(const std::string &path) {
-  // Mapped (not read) when large: only the touched pages are read.
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!file)
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open (", file.getError().message(), ")"));
-  llvm::StringRef bytes = (*file)->getBuffer();
+absl::StatusOr<NpyHeader> parseNpyHeader(const std::string &path,
+                                         llvm::StringRef bytes) {
   auto u8 = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
   if (bytes.size() < 10 || bytes.substr(0, 6) != llvm::StringRef(kMagic, 6))
     return absl::InvalidArgumentError(
@@ -177,22 +169,6 @@ MappedNpy::open(const std::string &path) {
   std::optional<llvm::StringRef> descr = quotedValue(header, "descr");
   if (!descr || descr->size() > 8)
     return absl::InvalidArgumentError(absl::StrCat(path, ": no descr"));
-  std::shared_ptr<MappedNpy> npy(new MappedNpy());
-  if (absl::Status s = stamp(path, npy->size, npy->modified); !s.ok())
-    return s;
-  if (*descr == "<f4")
-    npy->elementType = CommType::F32;
-  else if (*descr == "<f8")
-    npy->elementType = CommType::F64;
-  else if (*descr == "<i4")
-    npy->elementType = CommType::I32;
-  else if (*descr == "<i8")
-    npy->elementType = CommType::I64;
-  else if (*descr == "<f2")
-    npy->elementType = CommType::F16;
-  else
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": dtype '", descr->str(), "' is not f16, f32, f64, i32 or i64"));
   std::optional<llvm::StringRef> fortran = rawValue(header, "fortran_order");
   if (fortran && fortran->starts_with("True"))
     return absl::InvalidArgumentError(
@@ -201,17 +177,49 @@ MappedNpy::open(const std::string &path) {
   if (!dims.ok())
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": ", dims.status().message()));
-  npy->dims = *std::move(dims);
-  if (!fitsElementLimit(npy->dims))
+  if (!fitsElementLimit(*dims))
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": more elements than a tensor may have"));
+  return NpyHeader{descr->str(), *std::move(dims), start + headerLen};
+}
+
+absl::StatusOr<std::shared_ptr<const MappedNpy>>
+MappedNpy::open(const std::string &path) {
+  // Mapped (not read) when large: only the touched pages are read.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file)
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open (", file.getError().message(), ")"));
+  absl::StatusOr<NpyHeader> header = parseNpyHeader(path, (*file)->getBuffer());
+  if (!header.ok())
+    return header.status();
+  std::shared_ptr<MappedNpy> npy(new MappedNpy());
+  if (absl::Status s = stamp(path, npy->size, npy->modified); !s.ok())
+    return s;
+  const std::string &descr = header->descr;
+  if (descr == "<f4")
+    npy->elementType = CommType::F32;
+  else if (descr == "<f8")
+    npy->elementType = CommType::F64;
+  else if (descr == "<i4")
+    npy->elementType = CommType::I32;
+  else if (descr == "<i8")
+    npy->elementType = CommType::I64;
+  else if (descr == "<f2")
+    npy->elementType = CommType::F16;
+  else
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": dtype '", descr, "' is not f16, f32, f64, i32 or i64"));
+  npy->dims = header->shape;
   size_t want = product(npy->dims) * sizeOf(npy->elementType);
-  size_t have = bytes.size() - start - headerLen;
+  size_t have = (*file)->getBufferSize() - header->dataOffset;
   if (have < want)
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": has ", have, " bytes of data, expected ", want));
   npy->filePath = path;
-  npy->elements = bytes.data() + start + headerLen;
+  npy->elements = (*file)->getBufferStart() + header->dataOffset;
   npy->buffer = std::move(*file);
   return std::shared_ptr<const MappedNpy>(std::move(npy));
 }

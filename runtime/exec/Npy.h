@@ -20,9 +20,24 @@
 
 namespace llvm {
 class MemoryBuffer;
+class StringRef;
 } // namespace llvm
 
 namespace pc::runtime {
+
+/// A .npy file's header: its dtype as NumPy spells it ("<f4", "<u2", ...),
+/// its shape (C order), and where its data starts.
+struct NpyHeader {
+  std::string descr;
+  std::vector<int64_t> shape;
+  size_t dataOffset = 0;
+};
+
+/// Parses and checks the header at the start of `bytes` (versions 1 to 3;
+/// a hostile header is an error naming `path`, never a crash). It does not
+/// check the data's size, which depends on the dtype.
+absl::StatusOr<NpyHeader> parseNpyHeader(const std::string &path,
+                                         llvm::StringRef bytes);
 
 /// A .npy file mapped into memory: the header parsed and checked against the
 /// file's size, the data paged in only where it is read.
