@@ -19,45 +19,64 @@ namespace pc::api {
 
 using namespace detail;
 
-Graph::Graph(std::string name)
-    : graphName(std::move(name)), ctx(std::make_shared<MLIRContext>()),
-      state(std::make_unique<State>()) {
+Graph::Graph(std::string name) : state(std::make_unique<State>()) {
+  state->name = std::move(name);
+  state->ctx = std::make_shared<MLIRContext>();
+  MLIRContext *ctx = state->ctx.get();
   DialectRegistry registry;
   pc::registerAllDialects(registry);
   ctx->appendDialectRegistry(registry);
   ctx->loadAllAvailableDialects();
   // Errors carry the diagnostic, not a dump of the whole module.
   ctx->printOpOnDiagnostic(false);
-  OpBuilder b(ctx.get());
-  Location loc = NameLoc::get(b.getStringAttr(graphName));
+  OpBuilder b(ctx);
+  Location loc = NameLoc::get(b.getStringAttr(state->name));
   state->module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(state->module->getBody());
   state->func =
-      func::FuncOp::create(b, loc, graphName, b.getFunctionType({}, {}));
+      func::FuncOp::create(b, loc, state->name, b.getFunctionType({}, {}));
   state->func.addEntryBlock();
 }
 
 Graph::~Graph() = default;
+Graph::Graph(Graph &&other) noexcept = default;
+Graph &Graph::operator=(Graph &&other) noexcept = default;
+
+const absl::Status &Graph::status() const {
+  // What a moved-from graph answers, so that compile() refuses it.
+  static const absl::Status *moved = new absl::Status(
+      absl::FailedPreconditionError("Graph: the graph was moved from"));
+  return state ? state->error : *moved;
+}
+
+const std::string &Graph::name() const {
+  static const std::string *none = new std::string();
+  return state ? state->name : *none;
+}
+
+std::shared_ptr<MLIRContext> Graph::context() const {
+  return state ? state->ctx : nullptr;
+}
 
 Value Graph::fail(const std::string &call, const std::string &why) {
-  if (error.ok())
-    error =
+  if (state && state->error.ok())
+    state->error =
         absl::InvalidArgumentError(absl::StrCat("Graph::", call, ": ", why));
   return {};
 }
 
 bool Graph::check(const std::string &call,
                   std::initializer_list<Value> operands) {
-  if (!error.ok())
+  if (!state || !state->error.ok())
     return false;
   for (auto [i, v] : llvm::enumerate(operands)) {
     if (!v.valid()) {
       fail(call, absl::StrCat("operand #", i, " is not a valid value"));
       return false;
     }
-    if (v.graph != this) {
+    if (v.graph != state.get()) {
       fail(call, absl::StrCat("operand #", i,
-                              " belongs to another graph, not @", graphName));
+                              " belongs to another graph, not @", state->name));
       return false;
     }
   }
@@ -67,9 +86,9 @@ bool Graph::check(const std::string &call,
 Mesh Graph::mesh(const std::string &name,
                  const std::vector<std::pair<std::string, int64_t>> &axes) {
   Mesh m;
-  if (!error.ok())
+  if (!state || !state->error.ok())
     return m;
-  OpBuilder b(ctx.get());
+  OpBuilder b(state->ctx.get());
   b.setInsertionPoint(state->func);
   SmallVector<Attribute> names;
   SmallVector<int64_t> sizes;
@@ -77,11 +96,12 @@ Mesh Graph::mesh(const std::string &name,
     names.push_back(b.getStringAttr(axis));
     sizes.push_back(size);
   }
-  Capture diags(ctx.get());
-  auto op = MeshOp::create(b, state->func.getLoc(), b.getStringAttr(name),
-                           b.getArrayAttr(names), b.getDenseI64ArrayAttr(sizes),
-                           DeviceKindAttr::get(ctx.get(), DeviceKind::cpu),
-                           DenseI64ArrayAttr());
+  Capture diags(state->ctx.get());
+  auto op =
+      MeshOp::create(b, state->func.getLoc(), b.getStringAttr(name),
+                     b.getArrayAttr(names), b.getDenseI64ArrayAttr(sizes),
+                     DeviceKindAttr::get(state->ctx.get(), DeviceKind::cpu),
+                     DenseI64ArrayAttr());
   if (state->module->lookupSymbol(name) != op.getOperation() ||
       failed(mlir::verify(op))) {
     op->erase();
@@ -90,7 +110,7 @@ Mesh Graph::mesh(const std::string &name,
                      : diags.text);
     return m;
   }
-  m.owner = this;
+  m.owner = state.get();
   m.meshName = name;
   m.sizes.assign(sizes.begin(), sizes.end());
   return m;
@@ -119,9 +139,10 @@ Value Graph::input(const std::string &name, std::vector<int64_t> shape,
                    DType dtype, std::optional<Placement> layout) {
   if (!check("input", {}))
     return {};
-  if (!layout && scope)
-    layout = Placement{*scope, std::vector<SbpEntry>(scope->shape().size(), B)};
-  if (layout && layout->mesh.owner != this)
+  if (!layout && state->scope)
+    layout = Placement{*state->scope,
+                       std::vector<SbpEntry>(state->scope->shape().size(), B)};
+  if (layout && layout->mesh.owner != state.get())
     return fail("input", absl::StrCat("the layout of '", name,
                                       "' is on a mesh of another graph"));
   if (layout && layout->sbp.size() != layout->mesh.shape().size())
@@ -132,18 +153,19 @@ Value Graph::input(const std::string &name, std::vector<int64_t> shape,
   if (llvm::is_contained(state->names, name))
     return fail("input", absl::StrCat("'", name, "' is already a name"));
   std::string why;
-  RankedTensorType type = tensorType(ctx.get(), shape, dtype, layout, why);
+  RankedTensorType type =
+      tensorType(state->ctx.get(), shape, dtype, layout, why);
   if (!type)
     return fail("input", absl::StrCat("the layout of '", name, "': ", why));
   Block &body = state->func.getBody().front();
   BlockArgument arg = body.addArgument(type, state->func.getLoc());
   SmallVector<Type> inputs(body.getArgumentTypes());
-  state->func.setType(
-      FunctionType::get(ctx.get(), inputs, state->func.getResultTypes()));
+  state->func.setType(FunctionType::get(state->ctx.get(), inputs,
+                                        state->func.getResultTypes()));
   attrs::setArgName(state->func, arg.getArgNumber(), name);
   state->names.push_back(name);
   Value v;
-  v.graph = this;
+  v.graph = state.get();
   v.impl = arg.getAsOpaquePointer();
   v.dims = shape;
   v.type = dtype;
@@ -153,7 +175,7 @@ Value Graph::input(const std::string &name, std::vector<int64_t> shape,
 Value Graph::wrap(void *opaqueValue) {
   mlir::Value r = mlir::Value::getFromOpaquePointer(opaqueValue);
   Value v;
-  v.graph = this;
+  v.graph = state.get();
   v.impl = opaqueValue;
   auto shape = mlir::cast<RankedTensorType>(r.getType()).getShape();
   v.dims.assign(shape.begin(), shape.end());
@@ -166,9 +188,10 @@ Value Graph::param(const std::string &name, std::vector<int64_t> shape,
                    std::optional<Placement> layout) {
   if (!check("param", {}))
     return {};
-  if (!layout && scope)
-    layout = Placement{*scope, std::vector<SbpEntry>(scope->shape().size(), B)};
-  if (layout && layout->mesh.owner != this)
+  if (!layout && state->scope)
+    layout = Placement{*state->scope,
+                       std::vector<SbpEntry>(state->scope->shape().size(), B)};
+  if (layout && layout->mesh.owner != state.get())
     return fail("param", absl::StrCat("the layout of '", name,
                                       "' is on a mesh of another graph"));
   if (layout && layout->sbp.size() != layout->mesh.shape().size())
@@ -180,17 +203,18 @@ Value Graph::param(const std::string &name, std::vector<int64_t> shape,
       state->module->lookupSymbol(name))
     return fail("param", absl::StrCat("'", name, "' is already a name"));
   std::string why;
-  RankedTensorType type = tensorType(ctx.get(), shape, dtype, layout, why);
+  RankedTensorType type =
+      tensorType(state->ctx.get(), shape, dtype, layout, why);
   if (!type)
     return fail("param", absl::StrCat("the layout of '", name, "': ", why));
-  OpBuilder b(ctx.get());
+  OpBuilder b(state->ctx.get());
   b.setInsertionPoint(state->func);
-  Capture diags(ctx.get());
+  Capture diags(state->ctx.get());
   auto kind = static_cast<InitKind>(static_cast<int>(init.kind));
   auto param = ParamOp::create(
       b, NameLoc::get(b.getStringAttr(name)), b.getStringAttr(name),
       TypeAttr::get(type),
-      InitAttr::get(ctx.get(), kind, APFloat(init.a), APFloat(init.b)),
+      InitAttr::get(state->ctx.get(), kind, APFloat(init.a), APFloat(init.b)),
       b.getBoolAttr(trainable));
   if (failed(mlir::verify(param))) {
     param->erase();
@@ -206,7 +230,7 @@ Value Graph::param(const std::string &name, std::vector<int64_t> shape,
 
 Value Graph::constant(double value, std::vector<int64_t> shape, DType dtype) {
   return make("constant", {}, [&](OpBuilder &b, Location loc) {
-    Type elem = elementType(ctx.get(), dtype);
+    Type elem = elementType(state->ctx.get(), dtype);
     auto t = RankedTensorType::get(shape, elem);
     Attribute v =
         isa<FloatType>(elem)
@@ -246,13 +270,15 @@ void Graph::loss(Value v) {
 }
 
 Graph::Scope Graph::on(const Mesh &mesh) {
-  std::optional<Mesh> previous = scope;
-  if (mesh.owner != this)
+  if (!state)
+    return Scope(nullptr, std::nullopt);
+  std::optional<Mesh> previous = state->scope;
+  if (mesh.owner != state.get())
     fail("on", absl::StrCat("mesh '", mesh.name(), "' is not a mesh of @",
-                            graphName));
+                            state->name));
   else
-    scope = mesh;
-  return Scope(this, std::move(previous));
+    state->scope = mesh;
+  return Scope(state.get(), std::move(previous));
 }
 
 Graph::Scope::~Scope() {
@@ -266,13 +292,15 @@ Graph::Scope::Scope(Scope &&other) noexcept
 }
 
 Graph::StageScope Graph::stage(int64_t stage) {
-  std::optional<int64_t> previous = stageScope;
+  if (!state)
+    return StageScope(nullptr, std::nullopt);
+  std::optional<int64_t> previous = state->stageScope;
   if (stage < 0)
     fail("stage", absl::StrCat("pipeline stage ", stage,
                                " is negative; stages count from 0"));
   else
-    stageScope = stage;
-  return StageScope(this, previous);
+    state->stageScope = stage;
+  return StageScope(state.get(), previous);
 }
 
 Graph::StageScope::~StageScope() {
@@ -286,11 +314,13 @@ Graph::StageScope::StageScope(StageScope &&other) noexcept
 }
 
 ModuleOp Graph::module() {
+  if (!state)
+    return {};
   // The return, rebuilt for the outputs so far.
   Block &body = state->func.getBody().front();
   if (!body.empty() && isa<func::ReturnOp>(body.back()))
     body.back().erase();
-  OpBuilder b(ctx.get());
+  OpBuilder b(state->ctx.get());
   b.setInsertionPointToEnd(&body);
   SmallVector<mlir::Value> results;
   SmallVector<Type> types;
@@ -300,7 +330,7 @@ ModuleOp Graph::module() {
   }
   func::ReturnOp::create(b, state->func.getLoc(), results);
   state->func.setType(
-      FunctionType::get(ctx.get(), body.getArgumentTypes(), types));
+      FunctionType::get(state->ctx.get(), body.getArgumentTypes(), types));
   for (auto [i, out] : llvm::enumerate(state->outputs)) {
     attrs::setResultName(state->func, i, out.first);
     if (state->lossIndex == i)
@@ -311,6 +341,8 @@ ModuleOp Graph::module() {
 
 std::string Graph::str() {
   std::string text;
+  if (!state)
+    return text;
   llvm::raw_string_ostream os(text);
   module().print(os);
   return text;

@@ -69,6 +69,9 @@ struct Init {
 };
 
 class Graph;
+namespace detail {
+struct GraphState;
+} // namespace detail
 
 /// A device mesh of a graph: named axes and their sizes.
 class Mesh {
@@ -80,7 +83,8 @@ public:
 
 private:
   friend class Graph;
-  const Graph *owner = nullptr;
+  /// The state of the graph that declared it: stable when the Graph moves.
+  const detail::GraphState *owner = nullptr;
   std::string meshName;
   std::vector<int64_t> sizes;
 };
@@ -103,7 +107,9 @@ public:
 
 private:
   friend class Graph;
-  const Graph *graph = nullptr;
+  /// The state of its graph, not the Graph object: values stay valid when
+  /// the Graph moves.
+  const detail::GraphState *graph = nullptr;
   void *impl = nullptr; // the mlir::Value's opaque pointer
   std::vector<int64_t> dims;
   DType type = DType::F32;
@@ -114,6 +120,16 @@ public:
   /// A graph named `name` (the function name in the module).
   explicit Graph(std::string name = "main");
   ~Graph();
+  /// A graph moves (a builder function may return one by value): its
+  /// state lives behind a pointer, so its Values, Meshes and live scopes
+  /// stay valid and follow it. A moved-from graph is empty: its status()
+  /// is FailedPrecondition, its calls build nothing, and it may be
+  /// assigned to.
+  Graph(Graph &&other) noexcept;
+  Graph &operator=(Graph &&other) noexcept;
+  /// No copies: every Value and Mesh names the one graph it was built in,
+  /// so a copy could not be built on with the values the caller holds, and
+  /// the MLIR context would be shared by two graphs' modules.
   Graph(const Graph &) = delete;
   Graph &operator=(const Graph &) = delete;
 
@@ -188,9 +204,9 @@ public:
 
   private:
     friend class Graph;
-    Scope(Graph *g, std::optional<Mesh> previous)
+    Scope(detail::GraphState *g, std::optional<Mesh> previous)
         : graph(g), previous(std::move(previous)) {}
-    Graph *graph;
+    detail::GraphState *graph; // the state: the Graph may move meanwhile
     std::optional<Mesh> previous;
   };
   [[nodiscard]] Scope on(const Mesh &mesh);
@@ -209,25 +225,25 @@ public:
 
   private:
     friend class Graph;
-    StageScope(Graph *g, std::optional<int64_t> previous)
+    StageScope(detail::GraphState *g, std::optional<int64_t> previous)
         : graph(g), previous(previous) {}
-    Graph *graph;
+    detail::GraphState *graph; // the state: the Graph may move meanwhile
     std::optional<int64_t> previous;
   };
   [[nodiscard]] StageScope stage(int64_t stage);
 
   /// OK, or the first misuse, naming the call.
-  const absl::Status &status() const { return error; }
+  const absl::Status &status() const;
   /// The module: meshes, parameters and the graph function.
   mlir::ModuleOp module();
   /// The module as IR text for pc-opt.
   std::string str();
-  const std::string &name() const { return graphName; }
+  const std::string &name() const;
   /// The context the module lives in, shared with compiled programs.
-  std::shared_ptr<mlir::MLIRContext> context() const { return ctx; }
+  std::shared_ptr<mlir::MLIRContext> context() const;
 
 private:
-  struct State;
+  using State = detail::GraphState;
   Value fail(const std::string &call, const std::string &why);
   bool check(const std::string &call, std::initializer_list<Value> operands);
   /// Builds one op with `build` at the end of the graph, verifies it, and
@@ -237,12 +253,9 @@ private:
              Build build);
   Value wrap(void *opaqueValue);
 
-  std::string graphName;
-  std::shared_ptr<mlir::MLIRContext> ctx;
+  /// Everything, the name and the first error included: null only in a
+  /// moved-from graph.
   std::unique_ptr<State> state;
-  std::optional<Mesh> scope;
-  std::optional<int64_t> stageScope;
-  absl::Status error;
 };
 
 } // namespace pc::api

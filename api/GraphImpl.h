@@ -26,12 +26,19 @@ namespace pc::api {
 // A private header of api/, whose sources all work in MLIR's names.
 using namespace mlir;
 
-struct Graph::State {
+/// All of a graph, behind the Graph's pointer so that the Graph can move:
+/// Values, Meshes and scopes point here, never at the Graph object.
+struct detail::GraphState {
+  std::string name;
+  std::shared_ptr<MLIRContext> ctx;
   OwningOpRef<ModuleOp> module;
   func::FuncOp func;
   std::vector<std::pair<std::string, mlir::Value>> outputs;
   std::optional<size_t> lossIndex;
   std::vector<std::string> names; // inputs, outputs and parameters so far
+  std::optional<Mesh> scope;
+  std::optional<int64_t> stageScope;
+  absl::Status error;
 };
 
 namespace detail {
@@ -99,22 +106,23 @@ Value Graph::make(const std::string &call,
                   std::initializer_list<Value> operands, Build build) {
   if (!check(call, operands))
     return {};
-  OpBuilder b(ctx.get());
+  MLIRContext *ctx = state->ctx.get();
+  OpBuilder b(ctx);
   // Before the return that module() may have built already.
   Block &body = state->func.getBody().front();
   if (!body.empty() && isa<func::ReturnOp>(body.back()))
     b.setInsertionPoint(&body.back());
   else
     b.setInsertionPointToEnd(&body);
-  detail::Capture diags(ctx.get());
+  detail::Capture diags(ctx);
   mlir::Value result = build(b, NameLoc::get(b.getStringAttr(call)));
   Operation *op = result.getDefiningOp();
   if (failed(mlir::verify(op))) {
     op->erase();
     return fail(call, diags.text);
   }
-  if (stageScope)
-    attrs::setStage(op, *stageScope);
+  if (state->stageScope)
+    attrs::setStage(op, *state->stageScope);
   return wrap(result.getAsOpaquePointer());
 }
 

@@ -175,20 +175,20 @@ Value Graph::oneHot(Value labels, int64_t classes, DType dtype) {
   return make("oneHot", {labels}, [&](OpBuilder &b, Location loc) {
     std::vector<int64_t> shape = labels.shape();
     shape.push_back(classes);
-    return OneHotOp::create(
-               b, loc,
-               RankedTensorType::get(shape, elementType(ctx.get(), dtype)),
-               unwrap(labels))
+    return OneHotOp::create(b, loc,
+                            RankedTensorType::get(
+                                shape, elementType(state->ctx.get(), dtype)),
+                            unwrap(labels))
         .getResult();
   });
 }
 
 Value Graph::cast(Value x, DType dtype) {
   return make("cast", {x}, [&](OpBuilder &b, Location loc) {
-    return CastOp::create(
-               b, loc,
-               RankedTensorType::get(x.shape(), elementType(ctx.get(), dtype)),
-               unwrap(x))
+    return CastOp::create(b, loc,
+                          RankedTensorType::get(
+                              x.shape(), elementType(state->ctx.get(), dtype)),
+                          unwrap(x))
         .getResult();
   });
 }
@@ -196,9 +196,9 @@ Value Graph::cast(Value x, DType dtype) {
 Value Graph::toSbp(Value x, const Placement &layout) {
   if (!check("toSbp", {x}))
     return {};
-  if (layout.mesh.owner != this)
+  if (layout.mesh.owner != state.get())
     return fail("toSbp", absl::StrCat("mesh '", layout.mesh.name(),
-                                      "' is not a mesh of @", graphName));
+                                      "' is not a mesh of @", state->name));
   if (layout.sbp.size() != layout.mesh.shape().size())
     return fail("toSbp",
                 absl::StrCat("the layout has ", layout.sbp.size(),
@@ -206,7 +206,7 @@ Value Graph::toSbp(Value x, const Placement &layout) {
                              " with ", layout.mesh.shape().size(), " axes"));
   std::string why;
   RankedTensorType type =
-      tensorType(ctx.get(), x.shape(), x.dtype(), layout, why);
+      tensorType(state->ctx.get(), x.shape(), x.dtype(), layout, why);
   if (!type)
     return fail("toSbp", why);
   return make("toSbp", {x}, [&](OpBuilder &b, Location loc) {
@@ -215,12 +215,12 @@ Value Graph::toSbp(Value x, const Placement &layout) {
 }
 
 Value Graph::toSbp(Value x, std::vector<SbpEntry> sbp) {
-  if (!scope)
+  if (!state || !state->scope)
     return check("toSbp", {x})
                ? fail("toSbp", "no mesh: give a Placement, or call it "
                                "within a Graph::on(mesh) scope")
                : Value();
-  return toSbp(x, Placement{*scope, std::move(sbp)});
+  return toSbp(x, Placement{*state->scope, std::move(sbp)});
 }
 
 } // namespace pc::api

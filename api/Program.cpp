@@ -260,6 +260,30 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// Adds `graph`'s forward pass to `m` as `graph`.eval, for a training step
+/// to evaluate its loss with (Session::evaluate): the same parameters, no
+/// gradients, no update. Returns its name, or "" when the graph is
+/// pipelined (explicit stages, or pipeline options), which it does not
+/// support yet.
+std::string addEvalGraph(ModuleOp m, const std::string &graph,
+                         const CompileOptions &options) {
+  if (options.stages > 1 || options.virtualStages > 1 ||
+      options.microbatches > 1)
+    return "";
+  auto f = m.lookupSymbol<func::FuncOp>(graph);
+  if (!f)
+    return "";
+  bool staged = false;
+  f.walk([&](Operation *op) { staged |= attrs::getStage(op).has_value(); });
+  std::string name = graph + ".eval";
+  if (staged || m.lookupSymbol(name))
+    return "";
+  OpBuilder b(f);
+  auto eval = cast<func::FuncOp>(b.clone(*f));
+  eval.setSymName(name);
+  return name;
+}
+
 /// Runs the compile pipeline on `module`, the diagnostics in the error.
 absl::Status runPipeline(ModuleOp module,
                          const CompilePipelineOptions &options) {
@@ -339,9 +363,12 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
       return absl::InvalidArgumentError(
           absl::StrCat("compiling: ", diags.take("failed")));
   }
+  std::string evalGraph;
   if (!partitioned) {
     bool hasStep = false;
     m.walk([&](SetParamOp) { hasStep = true; });
+    if (options.train && !hasStep)
+      evalGraph = addEvalGraph(m, graphName, options);
     CompilePipelineOptions logical;
     logical.train = options.train && !hasStep;
     logical.distribute = false;
@@ -391,6 +418,25 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
   program.outputPorts = *std::move(outputs);
   program.lossIndex = io.loss;
   program.lrIndex = io.lr;
+  // The ids' bounds, from the logical graph (its arguments are the ports).
+  if (program.impl->logical)
+    if (auto f = program.impl->logical->lookupSymbol<func::FuncOp>(graphName))
+      for (BlockArgument arg : f.getArguments())
+        if (arg.getArgNumber() < program.inputPorts.size() &&
+            !isa<FloatType>(
+                cast<RankedTensorType>(arg.getType()).getElementType()))
+          program.inputPorts[arg.getArgNumber()].idBound =
+              reference::idBound(arg);
+  if (!evalGraph.empty()) {
+    runtime::ProgramInterface eval = runtime::interfaceOf(m, evalGraph);
+    program.evalGraph = evalGraph;
+    // The forward pass returns the graph's results, the loss where the
+    // step has it.
+    if (io.loss && eval.outputs.count(*io.loss))
+      program.evalLossIndex = io.loss;
+    else
+      program.evalGraph.clear();
+  }
   return program;
 }
 

@@ -75,6 +75,10 @@ struct Port {
   int64_t index = 0;
   std::vector<int64_t> shape;
   runtime::CommType type = runtime::CommType::F32;
+  /// For integer inputs read by lookups and losses (token ids, labels):
+  /// ids must be below this (the smallest table or class count that reads
+  /// them). Nothing when unknown (per-device programs given alone).
+  std::optional<int64_t> idBound;
 };
 
 /// A parameter of a program: a model weight, or optimizer state.
@@ -119,6 +123,10 @@ public:
   /// outputs, by position.
   const std::vector<Port> &inputs() const { return inputPorts; }
   const std::vector<Port> &outputs() const { return outputPorts; }
+  /// Whether the program can evaluate its loss without training
+  /// (Session::evaluate): a training step compiled from a logical graph
+  /// that is not pipelined also holds the graph's forward pass.
+  bool canEvaluate() const { return !evalGraph.empty(); }
   /// Every parameter of the programs, in the order the IR declares them.
   std::vector<Parameter> parameters() const;
   /// Inputs drawn from `seed` that the graph accepts: ids and labels within
@@ -149,6 +157,10 @@ private:
   int64_t devices = 0;
   std::vector<Port> inputPorts, outputPorts;
   std::optional<int64_t> lrIndex, lossIndex;
+  /// The forward pass of a training step's graph (canEvaluate), its inputs
+  /// numbered as the step's without the rate, and where its loss is.
+  std::string evalGraph;
+  std::optional<int64_t> evalLossIndex;
 };
 
 absl::StatusOr<Program> compile(Graph &graph,
@@ -179,6 +191,21 @@ struct SessionOptions {
   /// builds the same program and makes the same calls; outputs and losses
   /// are the same on every process.
   runtime::WorldOptions world;
+};
+
+/// Training on a dataset (docs/data.md).
+struct DataOptions {
+  /// The description: a JSON file, inline "key=value,..." or one file
+  /// (runtime/data/Dataset.h).
+  std::string spec;
+  /// The graph inputs that take a batch's token ids and its next-token
+  /// labels; empty: the first two integer inputs, in order.
+  std::string inputs, labels;
+  /// The order of the samples (per epoch); the same seed and position give
+  /// the same batches.
+  uint64_t seed = 0;
+  /// Batches the loader reads ahead on its thread.
+  int64_t prefetch = 2;
 };
 
 /// How a run goes.
@@ -244,6 +271,18 @@ struct Report {
   /// the optimizer clips).
   double lr = 0;
   std::optional<double> gradNorm;
+  /// With a dataset (Session::setData): where the loader stands (samples
+  /// drawn since the start of training), the epoch that is, the tokens a
+  /// step trains on, and the seconds its thread spent reading ahead.
+  int64_t dataPosition = 0, dataEpoch = 0, tokensPerStep = 0;
+  double prefetchSeconds = 0;
+  /// Every Session::evaluate so far: the step it followed and the mean
+  /// validation loss.
+  struct Eval {
+    int64_t step = 0;
+    double loss = 0;
+  };
+  std::vector<Eval> evals;
 };
 
 class Session {
@@ -277,6 +316,19 @@ public:
   /// Report::steps has each step's loss, rate and time.
   absl::StatusOr<std::vector<double>> train(int64_t steps,
                                             const RunOptions &options = {});
+  /// Trains on a dataset from now on: each step of train() and trainStep()
+  /// draws the next batch of the training split into the token and label
+  /// inputs, which need no feed(). The batch must be the inputs' first
+  /// dim and the sequence length their second; ids must be below the
+  /// model's vocabulary. The loader's position is saved in checkpoints and
+  /// restored by load() (before or after this call), so that a resumed run
+  /// sees the batches the uninterrupted run would have.
+  absl::Status setData(const DataOptions &options);
+  /// The mean loss over the first `batches` batches of the validation split
+  /// (the same ones every call), with the current weights and no update;
+  /// recorded in Report::evals. Needs setData, a validation split and
+  /// Program::canEvaluate.
+  absl::StatusOr<double> evaluate(int64_t batches);
   /// Checkpoints: one logical file, or a directory of shards.
   absl::Status save(const std::string &path, bool sharded = false);
   /// Resumes from a checkpoint (either format, any mesh or process layout).
@@ -312,8 +364,24 @@ private:
   absl::StatusOr<std::vector<double>>
   trainSteps(const char *call, int64_t steps, const RunOptions &options);
 
+  /// The batches of the next `steps` steps, as varying inputs.
+  std::map<int64_t, std::vector<runtime::Input>> drawBatches(int64_t steps);
+  /// Seeks the loader to the position a checkpoint recorded, if it was
+  /// made on the same data.
+  void resumeData();
+  int64_t dataPositionNow() const;
+  void rewindData(int64_t position);
+  /// The report's data figures, after a run.
+  void noteData();
+  /// What a checkpoint records of the loader.
+  std::map<std::string, std::string> dataMetadata() const;
+
   Program program;
   OptimizerOptions rates;
+  struct Data;
+  std::shared_ptr<Data> data;
+  /// A loaded checkpoint's data metadata, for setData after load().
+  std::map<std::string, std::string> dataMeta;
   std::unique_ptr<runtime::World> world_; // outlives the session's runs
   std::unique_ptr<runtime::CpuSession> cpu;
   std::map<std::string, int64_t> inputIndex, outputIndex;

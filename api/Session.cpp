@@ -297,10 +297,16 @@ Session::trainSteps(const char *call, int64_t steps,
     return absl::OkStatus();
   };
   std::vector<std::vector<runtime::HostTensor>> every;
-  if (absl::Status s =
-          runOnce(call, run, finite, {{*lrIndex, std::move(perStep)}}, &every);
-      !s.ok())
+  // A dataset's batches, one per step; a run that fails or is rejected
+  // leaves the loader where it was, as it leaves the parameters.
+  int64_t position = data ? dataPositionNow() : 0;
+  std::map<int64_t, std::vector<runtime::Input>> varying = drawBatches(steps);
+  varying[*lrIndex] = std::move(perStep);
+  if (absl::Status s = runOnce(call, run, finite, std::move(varying), &every);
+      !s.ok()) {
+    rewindData(position);
     return s;
+  }
   std::vector<double> losses;
   last.steps.clear();
   double before = 0;
@@ -321,6 +327,7 @@ Session::trainSteps(const char *call, int64_t steps,
   }
   last.lr = rate.back();
   last.gradNorm = last.steps.back().gradNorm;
+  noteData();
   step += steps;
   last.step = step;
   return losses;
@@ -346,7 +353,7 @@ absl::Status Session::save(const std::string &path, bool sharded) {
   return runtime::saveCheckpoint(*cpu, path,
                                  sharded ? runtime::CheckpointFormat::Sharded
                                          : runtime::CheckpointFormat::Logical,
-                                 step);
+                                 step, dataMetadata());
 }
 
 absl::Status Session::load(const std::string &path) {
@@ -363,6 +370,8 @@ absl::Status Session::load(const std::string &path) {
   last.skippedTensors = *std::move(skipped);
   step = ck->step;
   last.step = step;
+  dataMeta = std::move(ck->metadata);
+  resumeData();
   return absl::OkStatus();
 }
 

@@ -3,13 +3,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(PC_INSTALLED_LIBS PCApi PCCpuExecutor PCActors PCCpuKernels PCCollectives
+set(PC_INSTALLED_LIBS PCApi PCData PCCpuExecutor PCActors PCCpuKernels PCCollectives
   PCWorld PCDevice PCSharding PCPipeline PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
 install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS pc-opt pc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public headers and the few they include.
-foreach(header api/Graph.h api/Program.h dialect/Sharding.h
+foreach(header api/Graph.h api/Program.h api/Files.h api/Trace.h dialect/Sharding.h
     runtime/device/HostTensor.h runtime/comm/Communicator.h
     runtime/comm/World.h)
   get_filename_component(dir ${header} DIRECTORY)

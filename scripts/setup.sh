@@ -20,6 +20,8 @@ packages=(
   # libraries
   libabsl-dev libgtest-dev libgmock-dev libopenblas-dev libdnnl-dev
   openmpi-bin libopenmpi-dev
+  # the main job's corpus: English text (the fortune cookie files)
+  fortunes
   # test-only: independent NumPy references
   python3 python3-numpy
   # test-only: sanitizer and libFuzzer builds (scripts/sanitize.sh)

@@ -4,8 +4,12 @@
 
 #include "runtime/device/Tensor.h"
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace pc::runtime {
 
@@ -14,6 +18,34 @@ HostTensor HostTensor::zeros(std::vector<int64_t> shape, CommType type) {
   t.bytes.assign(product(shape) * sizeOf(type), 0);
   t.shape = std::move(shape);
   t.type = type;
+  return t;
+}
+
+absl::StatusOr<HostTensor> HostTensor::fromData(std::vector<int64_t> shape,
+                                                CommType type, const void *data,
+                                                size_t bytes) {
+  auto fail = [&](const std::string &why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("HostTensor::fromData: ", nameOf(type), " of shape [",
+                     absl::StrJoin(shape, ", "), "]: ", why));
+  };
+  // The size in bytes, computed without overflow: a hostile or mistaken
+  // shape must not wrap around to a size that matches `bytes`.
+  uint64_t want = static_cast<uint64_t>(sizeOf(type));
+  for (int64_t d : shape) {
+    if (d < 0)
+      return fail("a negative dim");
+    if (d > 0 &&
+        want > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))
+      return fail("too large");
+    want *= static_cast<uint64_t>(d);
+  }
+  if (want != bytes)
+    return fail(absl::StrCat("takes ", want, " bytes, not ", bytes));
+  if (bytes > 0 && !data)
+    return fail("the data is null");
+  HostTensor t = zeros(std::move(shape), type);
+  copyBytes(t.data(), data, bytes);
   return t;
 }
 

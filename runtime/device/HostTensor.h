@@ -11,8 +11,12 @@
 #include "dialect/Sharding.h"
 #include "runtime/comm/Communicator.h"
 
+#include "absl/status/statusor.h"
+
+#include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace pc::runtime {
@@ -37,6 +41,22 @@ struct HostTensor {
   }
   size_t byteSize() const { return bytes.size(); }
   static HostTensor zeros(std::vector<int64_t> shape, CommType type);
+  /// A tensor of `shape` and `type` holding a copy of the `bytes` bytes at
+  /// `data` (row-major). InvalidArgument, naming the call, when `bytes` is
+  /// not numel * sizeOf(type), a dim is negative, or `data` is null for a
+  /// non-empty tensor: a size mismatch is a caller's bug that would
+  /// otherwise read past the buffer.
+  static absl::StatusOr<HostTensor> fromData(std::vector<int64_t> shape,
+                                             CommType type, const void *data,
+                                             size_t bytes);
+  /// The same from typed values (float, double, int32_t or int64_t), the
+  /// type following T: `HostTensor::fromData<float>({2, 3}, vec)`.
+  template <typename T>
+  static absl::StatusOr<HostTensor> fromData(std::vector<int64_t> shape,
+                                             std::span<const T> values) {
+    return fromData(std::move(shape), commTypeOf<T>(), values.data(),
+                    values.size_bytes());
+  }
   /// Element `i`, widened to double, and its assignment (rounded to the
   /// type; integers truncate). Slow paths: for generic kernels and files.
   double get(int64_t i) const;
@@ -49,6 +69,20 @@ struct HostTensor {
   }
 
 private:
+  template <typename T> static constexpr CommType commTypeOf() {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>,
+                  "HostTensor::fromData takes float, double, int32_t or "
+                  "int64_t values; use the untyped overload for f16 and bf16");
+    if constexpr (std::is_same_v<T, float>)
+      return CommType::F32;
+    else if constexpr (std::is_same_v<T, double>)
+      return CommType::F64;
+    else if constexpr (std::is_same_v<T, int32_t>)
+      return CommType::I32;
+    else
+      return CommType::I64;
+  }
   /// What an empty tensor's data() points at; never read or written.
   static char *emptyData() {
     alignas(64) static char empty[64];

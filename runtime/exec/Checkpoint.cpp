@@ -137,7 +137,8 @@ absl::StatusOr<PreviousIndex> previousIndex(const std::string &dir) {
 }
 
 absl::Status saveSharded(CpuSession &session, const std::string &dir,
-                         int64_t step) {
+                         int64_t step,
+                         const std::map<std::string, std::string> &extra) {
   World &world = session.getWorld();
   // Process 0 numbers the generation; every process writes its ranks'
   // shards of it (the directory is on a file system they share).
@@ -293,7 +294,8 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
     tensors[name] = llvm::json::Object{{"shape", std::move(shape)},
                                        {"pieces", std::move(placed)}};
   }
-  std::map<std::string, std::string> meta{{"step", std::to_string(step)}};
+  std::map<std::string, std::string> meta = extra;
+  meta["step"] = std::to_string(step);
   absl::Status written;
   for (auto &[rank, content] : files)
     if (written.ok())
@@ -310,10 +312,14 @@ absl::Status saveSharded(CpuSession &session, const std::string &dir,
     return s;
   if (faultBeforeCommit())
     std::_Exit(86);
+  llvm::json::Object metadataJson;
+  for (auto &[k, v] : extra)
+    metadataJson[k] = v;
   llvm::json::Object index{{"format", "pc-sharded"},
                            {"version", 1},
                            {"generation", generation},
                            {"step", step},
+                           {"metadata", std::move(metadataJson)},
                            {"tensors", std::move(tensors)}};
   std::set<std::string> named = filesNamedBy(index);
   std::string text;
@@ -356,6 +362,10 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
         absl::StrCat(indexPath, ": not a pc sharded checkpoint index"));
   LoadedCheckpoint out;
   out.step = top->getInteger("step").value_or(0);
+  if (const llvm::json::Object *meta = top->getObject("metadata"))
+    for (const auto &[k, v] : *meta)
+      if (std::optional<llvm::StringRef> s = v.getAsString())
+        out.metadata[k.str()] = s->str();
   // Shard files are mapped, not read: a process later reads only the
   // pieces its ranks need.
   std::map<std::string, std::map<std::string, Input>> files;
@@ -452,9 +462,10 @@ absl::StatusOr<LoadedCheckpoint> readSharded(const std::string &dir) {
 } // namespace
 
 absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
-                            CheckpointFormat format, int64_t step) {
+                            CheckpointFormat format, int64_t step,
+                            const std::map<std::string, std::string> &extra) {
   if (format == CheckpointFormat::Sharded)
-    return saveSharded(session, path, step);
+    return saveSharded(session, path, step, extra);
   absl::StatusOr<std::map<std::string, HostTensor>> tensors =
       session.snapshot();
   if (!tensors.ok())
@@ -468,8 +479,9 @@ absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
     std::ofstream(path + ".tmp", std::ios::binary) << "partial";
     std::_Exit(86);
   }
-  return world.agree(
-      writeSafetensors(path, *tensors, {{"step", std::to_string(step)}}));
+  std::map<std::string, std::string> meta = extra;
+  meta["step"] = std::to_string(step);
+  return world.agree(writeSafetensors(path, *tensors, meta));
 }
 
 absl::StatusOr<LoadedCheckpoint> readCheckpoint(const std::string &path) {
@@ -484,6 +496,8 @@ absl::StatusOr<LoadedCheckpoint> readCheckpoint(const std::string &path) {
   out.tensors = std::move(*tensors);
   if (auto step = metadata.find("step"); step != metadata.end())
     llvm::StringRef(step->second).getAsInteger(10, out.step);
+  metadata.erase("step");
+  out.metadata = std::move(metadata);
   return out;
 }
 

@@ -30,15 +30,20 @@ namespace pc::runtime {
 enum class CheckpointFormat { Logical, Sharded };
 
 /// Saves `session`'s parameters to `path` (a file for Logical, a directory
-/// for Sharded), recording `step` in the metadata.
-absl::Status saveCheckpoint(CpuSession &session, const std::string &path,
-                            CheckpointFormat format, int64_t step);
+/// for Sharded), recording `step` and `metadata` (strings by key, e.g. the
+/// data loader's position) beside them.
+absl::Status
+saveCheckpoint(CpuSession &session, const std::string &path,
+               CheckpointFormat format, int64_t step,
+               const std::map<std::string, std::string> &metadata = {});
 
 /// A checkpoint's logical tensors by name, readable by box, and the step it
 /// was saved at.
 struct LoadedCheckpoint {
   std::map<std::string, Input> tensors;
   int64_t step = 0;
+  /// What the save recorded beside the step.
+  std::map<std::string, std::string> metadata;
 };
 
 /// Reads either format (a directory is sharded). Errors name the file and

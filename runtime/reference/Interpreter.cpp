@@ -39,6 +39,31 @@ absl::StatusOr<Array> initialParam(ModuleOp module, llvm::StringRef name,
   return a;
 }
 
+std::optional<int64_t> idBound(BlockArgument arg) {
+  std::optional<int64_t> bound;
+  auto lower = [&](int64_t b) { bound = std::min(bound.value_or(b), b); };
+  // Through ops that only move the ids (micro-batches are slices).
+  SmallVector<Operation *> users;
+  SmallVector<Value> work{arg};
+  while (!work.empty())
+    for (Operation *user : work.pop_back_val().getUsers()) {
+      if (isa<ReshapeOp, SliceOp, TransposeOp, ToSbpOp, ConcatOp>(user))
+        work.push_back(user->getResult(0));
+      users.push_back(user);
+    }
+  for (Operation *user : users) {
+    if (auto e = dyn_cast<EmbeddingOp>(user))
+      lower(e.getTable().getType().getShape()[0]);
+    if (auto c = dyn_cast<CrossEntropyOp>(user))
+      lower(c.getLogits().getType().getShape().back());
+    if (auto o = dyn_cast<OneHotOp>(user))
+      lower(o.getType().getShape().back());
+    if (auto g = dyn_cast<EmbeddingGradOp>(user))
+      lower(g.getType().getShape()[0]);
+  }
+  return bound;
+}
+
 absl::StatusOr<std::vector<Array>>
 randomInputs(ModuleOp module, llvm::StringRef graph, uint64_t seed) {
   func::FuncOp f = findGraph(module, graph);
@@ -53,26 +78,7 @@ randomInputs(ModuleOp module, llvm::StringRef graph, uint64_t seed) {
       for (double &x : a.data)
         x = std::uniform_real_distribution<double>(-1, 1)(rng);
     } else {
-      int64_t bound = int64_t(1) << 20;
-      // Through ops that only move the ids (micro-batches are slices).
-      SmallVector<Operation *> users;
-      SmallVector<Value> work{arg};
-      while (!work.empty())
-        for (Operation *user : work.pop_back_val().getUsers()) {
-          if (isa<ReshapeOp, SliceOp, TransposeOp, ToSbpOp, ConcatOp>(user))
-            work.push_back(user->getResult(0));
-          users.push_back(user);
-        }
-      for (Operation *user : users) {
-        if (auto e = dyn_cast<EmbeddingOp>(user))
-          bound = std::min(bound, e.getTable().getType().getShape()[0]);
-        if (auto c = dyn_cast<CrossEntropyOp>(user))
-          bound = std::min(bound, c.getLogits().getType().getShape().back());
-        if (auto o = dyn_cast<OneHotOp>(user))
-          bound = std::min(bound, o.getType().getShape().back());
-        if (auto g = dyn_cast<EmbeddingGradOp>(user))
-          bound = std::min(bound, g.getType().getShape()[0]);
-      }
+      int64_t bound = idBound(arg).value_or(int64_t(1) << 20);
       for (double &x : a.data)
         x = std::uniform_int_distribution<int64_t>(0, bound - 1)(rng);
     }

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,15 @@ runDistributed(mlir::ModuleOp module, llvm::StringRef graph,
                const std::vector<Array> &inputs, uint64_t seed,
                Traffic *traffic = nullptr);
 
+/// The bound below which the ids of `graph`'s integer input `arg` must stay:
+/// the smallest table, class count or one-hot width among the lookups and
+/// losses that read it (through reshapes, slices, transposes and
+/// concatenations); nothing when none reads it.
+std::optional<int64_t> idBound(mlir::BlockArgument arg);
+
 /// Random inputs for `graph`: floats uniform in [-1, 1], integers valid for
-/// the lookups and losses that read them. Deterministic in `seed`.
+/// the lookups and losses that read them (below idBound, or 2^20).
+/// Deterministic in `seed`.
 absl::StatusOr<std::vector<Array>>
 randomInputs(mlir::ModuleOp module, llvm::StringRef graph, uint64_t seed);
 

@@ -1,8 +1,13 @@
 // A user's program against the installed pc: build a graph, compile a
-// data-parallel training step, train three steps on two CPU devices.
+// data-parallel training step, train three steps on two CPU devices. It
+// includes every public header, so that each compiles against the
+// installed tree alone.
+#include "api/Files.h"
 #include "api/Program.h"
+#include "api/Trace.h"
 
 #include <cstdio>
+#include <vector>
 
 using namespace pc::api;
 
@@ -25,11 +30,12 @@ int main() {
   auto session = Session::create(*program);
   if (!session.ok())
     return 1;
-  pc::runtime::HostTensor input =
-      pc::runtime::HostTensor::zeros({4, 3}, pc::runtime::CommType::F32);
-  for (int64_t i = 0; i < input.numel(); ++i)
-    input.as<float>()[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
-  if (!(*session)->feed("x", input).ok())
+  std::vector<float> values(12);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  absl::StatusOr<pc::runtime::HostTensor> input =
+      pc::runtime::HostTensor::fromData<float>({4, 3}, values);
+  if (!input.ok() || !(*session)->feed("x", *input).ok())
     return 1;
   double first = 0, last = 0;
   for (int s = 0; s < 3; ++s) {
@@ -39,6 +45,10 @@ int main() {
     (s ? last : first) = *loss;
     last = *loss;
   }
+  // An untraced run has no per-op times; a missing file is an error.
+  if (!opTimes((*session)->report()).empty() ||
+      readNpy("no-such-file.npy").ok())
+    return 1;
   std::printf("consumer trained: loss %.6f -> %.6f\n", first, last);
   return last < first ? 0 : 1;
 }

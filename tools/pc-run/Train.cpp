@@ -53,8 +53,26 @@ std::optional<int64_t> faultStep() {
   return at;
 }
 
+namespace {
+/// Evaluates and reports the validation loss after `step` steps.
+absl::Status validate(api::Session &session, const TrainFlags &flags,
+                      int64_t step, bool quiet, llvm::json::Array &validation) {
+  absl::StatusOr<double> loss = session.evaluate(flags.evalBatches);
+  if (!loss.ok())
+    return loss.status();
+  if (quiet)
+    return absl::OkStatus();
+  validation.push_back(llvm::json::Object{{"step", step}, {"loss", *loss}});
+  llvm::outs() << "validation loss after step " << step << ": "
+               << llvm::format("%.6f", *loss) << "\n";
+  llvm::outs().flush();
+  return absl::OkStatus();
+}
+} // namespace
+
 absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
                                llvm::json::Array &stepTimes,
+                               llvm::json::Array &validation,
                                std::map<int64_t, runtime::CommStats> &comm,
                                std::map<int64_t, int64_t> &peaks) {
   int64_t firstStep = session.report().step;
@@ -79,6 +97,11 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
     return false;
   }
   bool tty = !quiet && ::isatty(STDOUT_FILENO);
+  if (flags.evalEvery > 0)
+    if (absl::Status s = validate(session, flags, firstStep, quiet, validation);
+        !s.ok())
+      return s;
+  int64_t tokensPerStep = session.report().tokensPerStep;
   auto begin = std::chrono::steady_clock::now();
   double firstLoss = 0, lastLoss = 0;
   std::optional<int64_t> fault = faultStep();
@@ -89,6 +112,8 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
     int n = std::min(std::max(flags.stepsPerRun, 1), flags.steps - i);
     if (flags.saveEvery > 0)
       n = std::min(n, flags.saveEvery - i % flags.saveEvery);
+    if (flags.evalEvery > 0)
+      n = std::min(n, flags.evalEvery - i % flags.evalEvery);
     if (fault && *fault > step && *fault < step + n)
       n = static_cast<int>(*fault - step);
     if (absl::Status s = injectFault(session.world(), step); !s.ok())
@@ -131,8 +156,14 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
                    << llvm::format("%.3e", at.lr);
       if (at.gradNorm)
         llvm::outs() << " |g| " << llvm::format("%.4f", *at.gradNorm);
-      llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
-                   << " steps/s" << (tty ? "" : "\n");
+      if (tokensPerStep > 0)
+        llvm::outs() << " "
+                     << llvm::format("%.0f", (i + 1) * tokensPerStep / elapsed)
+                     << " tokens/s";
+      else
+        llvm::outs() << " " << llvm::format("%.1f", (i + 1) / elapsed)
+                     << " steps/s";
+      llvm::outs() << (tty ? "" : "\n");
       llvm::outs().flush();
     }
     if (!quiet) {
@@ -150,6 +181,14 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
       }
     }
     bool last = i == flags.steps;
+    if (flags.evalEvery > 0 && (last || i % flags.evalEvery == 0)) {
+      if (tty)
+        llvm::outs() << "\n";
+      if (absl::Status s =
+              validate(session, flags, firstStep + i, quiet, validation);
+          !s.ok())
+        return s;
+    }
     if (!flags.savePath.empty() &&
         (last || (flags.saveEvery > 0 && i % flags.saveEvery == 0)))
       if (absl::Status s = session.save(flags.savePath, sharded); !s.ok())

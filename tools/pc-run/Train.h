@@ -31,6 +31,8 @@ struct TrainFlags {
   bool trace; // trace the last run of steps
   /// Steps per run of the actor graph (loop-carried parameters).
   int stepsPerRun;
+  /// Validation every N steps (0: never), over K batches; with a dataset.
+  int evalEvery = 0, evalBatches = 0;
 };
 
 /// Test hook, for the failure tests: PC_TEST_FAULT=PROCESS:STEP:ACTION makes
@@ -42,12 +44,15 @@ absl::Status injectFault(const runtime::World &world, int64_t step);
 std::optional<int64_t> faultStep();
 
 /// Trains `flags.steps` steps from the session's step. On process 0, fills
-/// `stepTimes` (one entry per step, with its loss and rate), `comm` (each
+/// `stepTimes` (one entry per step, with its loss and rate), `validation`
+/// (the validation loss before the first step and every evalEvery steps),
+/// `comm` (each
 /// rank's collectives, totalled over the steps) and `peaks` (each rank's
 /// peak bytes over the steps). Returns false when pc-run has nothing left
 /// to write (no steps), an error naming the step that failed.
 absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
                                llvm::json::Array &stepTimes,
+                               llvm::json::Array &validation,
                                std::map<int64_t, runtime::CommStats> &comm,
                                std::map<int64_t, int64_t> &peaks);
 

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "api/Program.h"
+#include "api/Trace.h"
 #include "runtime/exec/Npy.h"
 #include "tools/ToolOptions.h"
 #include "tools/pc-run/Train.h"
@@ -46,85 +47,6 @@ namespace {
 int fail(const std::string &message) {
   llvm::errs() << "pc-run: " << message << "\n";
   return 1;
-}
-
-/// A Chrome/Perfetto trace: a process per device, a thread per stream;
-/// every actor firing is a complete event (µs), with its iteration.
-absl::Status
-writeTrace(const std::string &path,
-           const std::map<int64_t, std::vector<pc::api::Event>> &byRank) {
-  llvm::json::Array events;
-  auto meta = [&](const char *what, int64_t pid, int64_t tid,
-                  std::string name) {
-    events.push_back(llvm::json::Object{
-        {"name", what},
-        {"ph", "M"},
-        {"pid", pid},
-        {"tid", tid},
-        {"args", llvm::json::Object{{"name", std::move(name)}}}});
-  };
-  for (auto &[rank, ops] : byRank) {
-    meta("process_name", rank, 0, "rank " + std::to_string(rank));
-    meta("thread_name", rank, 0, "compute");
-    meta("thread_name", rank, 1, "comm");
-    // A pipelined step: a third row with one box per action (from its
-    // first op to its last), F, B and W in their own colours.
-    std::map<std::string, std::pair<double, double>> actions;
-    for (const pc::api::Event &e : ops)
-      if (!e.action.empty()) {
-        auto [it, fresh] =
-            actions.try_emplace(e.action, e.startUs, e.startUs + e.durationUs);
-        it->second.first = std::min(it->second.first, e.startUs);
-        it->second.second =
-            std::max(it->second.second, e.startUs + e.durationUs);
-      }
-    if (!actions.empty())
-      meta("thread_name", rank, 2, "schedule");
-    for (auto &[name, box] : actions) {
-      std::optional<pc::pipeline::Action> a =
-          pc::pipeline::parseShortName(name);
-      if (!a)
-        continue;
-      const char *colour =
-          a->kind == pc::pipeline::ActionKind::F   ? "rail_response"
-          : a->kind == pc::pipeline::ActionKind::B ? "thread_state_running"
-                                                   : "thread_state_iowait";
-      events.push_back(llvm::json::Object{
-          {"name", std::string(1, pc::pipeline::kindLetter(a->kind)) + " mb " +
-                       std::to_string(a->microBatch)},
-          {"cat", "schedule"},
-          {"ph", "X"},
-          {"pid", rank},
-          {"tid", 2},
-          {"ts", box.first},
-          {"dur", box.second - box.first},
-          {"cname", colour},
-          {"args", llvm::json::Object{{"stage", a->stage},
-                                      {"micro_batch", a->microBatch}}}});
-    }
-    for (const pc::api::Event &e : ops) {
-      llvm::json::Object args{{"step", e.iteration}};
-      if (!e.action.empty())
-        args["action"] = e.action;
-      if (!e.detail.empty())
-        args["op"] = e.detail;
-      events.push_back(llvm::json::Object{{"name", e.name},
-                                          {"cat", e.stream},
-                                          {"ph", "X"},
-                                          {"pid", rank},
-                                          {"tid", e.stream == "comm" ? 1 : 0},
-                                          {"ts", e.startUs},
-                                          {"dur", e.durationUs},
-                                          {"args", std::move(args)}});
-    }
-  }
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    return absl::PermissionDeniedError(path + ": " + ec.message());
-  out << llvm::formatv("{0}\n", llvm::json::Value(llvm::json::Object{
-                                    {"traceEvents", std::move(events)}}));
-  return absl::OkStatus();
 }
 
 } // namespace
@@ -250,6 +172,19 @@ int main(int argc, char **argv) {
   cl::opt<std::string> loadPath(
       "load", cl::desc("Resume from a checkpoint (either format, any mesh)"),
       cl::cat(trainCat));
+  cl::opt<std::string> dataSpec(
+      "data",
+      cl::desc("Train on a dataset: a JSON description, key=value,... or "
+               "one file (.txt, .npy, .bin); see docs/data.md"),
+      cl::cat(trainCat));
+  cl::opt<int> evalEvery(
+      "eval-every",
+      cl::desc("Report the validation loss every N steps (and before the "
+               "first)"),
+      cl::init(0), cl::cat(trainCat));
+  cl::opt<int> evalBatches("eval-batches",
+                           cl::desc("Validation batches per evaluation"),
+                           cl::init(8), cl::cat(trainCat));
   cl::opt<int> stepsPerRun(
       "steps-per-run",
       cl::desc("Steps per run of the actor graph: each reads the parameters "
@@ -381,6 +316,19 @@ int main(int argc, char **argv) {
       return failAll(std::string(fed.message()));
   }
 
+  // A dataset feeds the token and label inputs of every step.
+  if (!dataSpec.empty()) {
+    if (!train)
+      return failAll("--data needs --train");
+    pc::api::DataOptions data;
+    data.spec = dataSpec;
+    data.seed = seed;
+    if (absl::Status s = (*session)->setData(data); !s.ok())
+      return failAll(std::string(s.message()));
+  } else if (evalEvery > 0) {
+    return failAll("--eval-every needs --data (a validation split)");
+  }
+
   // Parameters: from --params (weights; optimizer state keeps its
   // initializers when training), or a checkpoint to resume.
   if (!paramsPath.empty())
@@ -395,16 +343,17 @@ int main(int argc, char **argv) {
                    << "' matches no parameter of the program (skipped)\n";
 
   bool tracing = !tracePath.empty() || !traceSvg.empty();
-  llvm::json::Array stepTimes;
+  llvm::json::Array stepTimes, validation;
   std::optional<double> steadyStep;
   std::map<int64_t, pc::runtime::CommStats> comm;
   std::map<int64_t, int64_t> peaks;
   if (train) {
-    pc::tools::TrainFlags flags{steps,      registers, lr,       warmupSteps,
-                                totalSteps, minLr,     schedule, saveFormat,
-                                savePath,   saveEvery, tracing,  stepsPerRun};
-    absl::StatusOr<bool> more =
-        pc::tools::trainLoop(**session, flags, stepTimes, comm, peaks);
+    pc::tools::TrainFlags flags{steps,      registers,  lr,       warmupSteps,
+                                totalSteps, minLr,      schedule, saveFormat,
+                                savePath,   saveEvery,  tracing,  stepsPerRun,
+                                evalEvery,  evalBatches};
+    absl::StatusOr<bool> more = pc::tools::trainLoop(
+        **session, flags, stepTimes, validation, comm, peaks);
     if (!more.ok())
       return failAll(std::string(more.status().message()));
     if (!*more)
@@ -478,7 +427,7 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
   }
   if (!tracePath.empty())
-    if (absl::Status s = writeTrace(tracePath, (*session)->report().events);
+    if (absl::Status s = pc::api::writeTrace((*session)->report(), tracePath);
         !s.ok())
       return failAll(s.ToString());
   // The measured schedule of the traced step, against the predicted one.
@@ -529,6 +478,16 @@ int main(int argc, char **argv) {
     }
     return llvm::json::Value(std::move(o));
   };
+  auto dataReport = [&]() -> llvm::json::Value {
+    if (dataSpec.empty())
+      return nullptr;
+    pc::api::Report r = (*session)->report();
+    return llvm::json::Object{{"spec", dataSpec},
+                              {"position", r.dataPosition},
+                              {"epoch", r.dataEpoch},
+                              {"tokens_per_step", r.tokensPerStep},
+                              {"prefetch_s", r.prefetchSeconds}};
+  };
   if (!reportPath.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream out(reportPath, ec);
@@ -539,6 +498,8 @@ int main(int argc, char **argv) {
                                         {"devices", numDevices * processes},
                                         {"processes", processes},
                                         {"steps", std::move(stepTimes)},
+                                        {"validation", std::move(validation)},
+                                        {"data", dataReport()},
                                         {"steady_step_s", steadyStep},
                                         {"pipeline", pipelineReport()},
                                         {"ranks", std::move(ranks)}}));
