@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
@@ -284,6 +285,47 @@ std::string addEvalGraph(ModuleOp m, const std::string &graph,
   return name;
 }
 
+/// Adds `graph`'s forward pass up to its logits to `m`, as `graph`.logits,
+/// for Session::generate: the graph's one cross-entropy's logits become its
+/// result, and what only the loss needed goes. Returns its name, or "" when
+/// the graph has no single cross-entropy, or is pipelined.
+std::string addLogitsGraph(ModuleOp m, const std::string &graph,
+                           const CompileOptions &options) {
+  if (options.stages > 1 || options.virtualStages > 1 ||
+      options.microbatches > 1)
+    return "";
+  auto f = m.lookupSymbol<func::FuncOp>(graph);
+  std::string name = graph + ".logits";
+  if (!f || m.lookupSymbol(name))
+    return "";
+  bool staged = false;
+  int losses = 0;
+  f.walk([&](Operation *op) {
+    staged |= attrs::getStage(op).has_value();
+    losses += isa<CrossEntropyOp>(op);
+  });
+  if (staged || losses != 1)
+    return "";
+  OpBuilder b(f);
+  auto logits = cast<func::FuncOp>(b.clone(*f));
+  logits.setSymName(name);
+  CrossEntropyOp ce;
+  logits.walk([&](CrossEntropyOp op) { ce = op; });
+  Operation *ret = logits.getBody().front().getTerminator();
+  ret->setOperands(ce.getLogits());
+  // The results' attributes were the loss's.
+  logits.setType(FunctionType::get(m.getContext(),
+                                   logits.getFunctionType().getInputs(),
+                                   {ce.getLogits().getType()}));
+  logits.removeResAttrsAttr();
+  // What fed only the loss, from the end back.
+  Block &body = logits.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (&op != ret && op.use_empty() && isMemoryEffectFree(&op))
+      op.erase();
+  return name;
+}
+
 /// Runs the compile pipeline on `module`, the diagnostics in the error.
 absl::Status runPipeline(ModuleOp module,
                          const CompilePipelineOptions &options) {
@@ -363,12 +405,14 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
       return absl::InvalidArgumentError(
           absl::StrCat("compiling: ", diags.take("failed")));
   }
-  std::string evalGraph;
+  std::string evalGraph, logitsGraph;
   if (!partitioned) {
     bool hasStep = false;
     m.walk([&](SetParamOp) { hasStep = true; });
     if (options.train && !hasStep)
       evalGraph = addEvalGraph(m, graphName, options);
+    if (!hasStep)
+      logitsGraph = addLogitsGraph(m, graphName, options);
     CompilePipelineOptions logical;
     logical.train = options.train && !hasStep;
     logical.distribute = false;
@@ -427,6 +471,18 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
                 cast<RankedTensorType>(arg.getType()).getElementType()))
           program.inputPorts[arg.getArgNumber()].idBound =
               reference::idBound(arg);
+  if (!logitsGraph.empty()) {
+    runtime::ProgramInterface io = runtime::interfaceOf(m, logitsGraph);
+    if (io.outputs.size() == 1) {
+      program.logitsGraph = logitsGraph;
+      absl::StatusOr<std::vector<Port>> in =
+          portsOf(io.inputs, true, logitsGraph);
+      if (in.ok())
+        program.logitsPorts = *std::move(in);
+      else
+        program.logitsGraph.clear();
+    }
+  }
   if (!evalGraph.empty()) {
     runtime::ProgramInterface eval = runtime::interfaceOf(m, evalGraph);
     program.evalGraph = evalGraph;

@@ -127,6 +127,10 @@ public:
   /// (Session::evaluate): a training step compiled from a logical graph
   /// that is not pipelined also holds the graph's forward pass.
   bool canEvaluate() const { return !evalGraph.empty(); }
+  /// Whether Session::generate can sample from the program: it was
+  /// compiled from a logical graph with one cross-entropy (a language
+  /// model), not pipelined, and also holds the forward pass to its logits.
+  bool canGenerate() const { return !logitsGraph.empty(); }
   /// Every parameter of the programs, in the order the IR declares them.
   std::vector<Parameter> parameters() const;
   /// Inputs drawn from `seed` that the graph accepts: ids and labels within
@@ -161,6 +165,9 @@ private:
   /// numbered as the step's without the rate, and where its loss is.
   std::string evalGraph;
   std::optional<int64_t> evalLossIndex;
+  /// The forward pass to the logits (canGenerate) and its inputs.
+  std::string logitsGraph;
+  std::vector<Port> logitsPorts;
 };
 
 absl::StatusOr<Program> compile(Graph &graph,
@@ -329,6 +336,16 @@ public:
   /// recorded in Report::evals. Needs setData, a validation split and
   /// Program::canEvaluate.
   absl::StatusOr<double> evaluate(int64_t batches);
+  /// Samples `tokens` ids after `prompt` from the model's logits
+  /// (Program::canGenerate), recomputing the whole context per id (its last
+  /// sequence-length ids, left-aligned in the ids input's first row; no KV
+  /// cache). `temperature` 0 takes the argmax (the first on ties); else the
+  /// softmax of logits / temperature over the `topK` largest (0: all),
+  /// drawn from `seed`. Returns the new ids. Parameters are the session's:
+  /// trained, loaded or initialized.
+  absl::StatusOr<std::vector<int64_t>>
+  generate(const std::vector<int64_t> &prompt, int64_t tokens,
+           double temperature = 1.0, int64_t topK = 0, uint64_t seed = 0);
   /// Checkpoints: one logical file, or a directory of shards.
   absl::Status save(const std::string &path, bool sharded = false);
   /// Resumes from a checkpoint (either format, any mesh or process layout).

@@ -18,7 +18,11 @@
 #include "absl/strings/str_join.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
+#include <random>
 
 namespace pc::api {
 
@@ -229,6 +233,104 @@ absl::StatusOr<double> Session::evaluate(int64_t batches) {
   double mean = sum / static_cast<double>(batches);
   last.evals.push_back({step, mean});
   return mean;
+}
+
+} // namespace pc::api
+
+namespace pc::api {
+
+namespace {
+/// The next id from the logits of one position.
+int64_t sample(const float *logits, int64_t vocabulary, double temperature,
+               int64_t topK, std::mt19937_64 &rng) {
+  if (temperature <= 0)
+    return std::max_element(logits, logits + vocabulary) - logits;
+  std::vector<int64_t> order(vocabulary);
+  std::iota(order.begin(), order.end(), 0);
+  int64_t k = topK > 0 ? std::min(topK, vocabulary) : vocabulary;
+  std::partial_sort(
+      order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+      });
+  double top = logits[order[0]];
+  std::vector<double> weights(k);
+  for (int64_t i = 0; i < k; ++i)
+    weights[i] = std::exp((logits[order[i]] - top) / temperature);
+  std::discrete_distribution<int64_t> pick(weights.begin(), weights.end());
+  return order[pick(rng)];
+}
+} // namespace
+
+absl::StatusOr<std::vector<int64_t>>
+Session::generate(const std::vector<int64_t> &prompt, int64_t tokens,
+                  double temperature, int64_t topK, uint64_t seed) {
+  if (absl::Status s = usable("generate"); !s.ok())
+    return s;
+  if (!program.canGenerate())
+    return absl::FailedPreconditionError(
+        "Session::generate: the program has no logits to sample from (it "
+        "needs a logical graph with one cross-entropy, not pipelined)");
+  if (prompt.empty())
+    return absl::InvalidArgumentError(
+        "Session::generate: the prompt needs at least one id");
+  if (tokens < 0 || !(temperature >= 0) || topK < 0)
+    return absl::InvalidArgumentError(
+        "Session::generate: tokens, temperature and top_k must not be "
+        "negative");
+  // The ids input: the dataset's, else the first integer [batch, seq] one.
+  const std::vector<Port> &ports = program.logitsPorts;
+  const Port *ids = nullptr;
+  for (const Port &p : ports)
+    if (isInteger(p.type) && p.shape.size() == 2 &&
+        (!ids || (data && p.index == data->inputs)))
+      ids = &p;
+  if (!ids)
+    return absl::FailedPreconditionError(
+        "Session::generate: the graph has no [batch, sequence] integer input "
+        "for the context");
+  int64_t batch = ids->shape[0], seq = ids->shape[1];
+  int64_t vocabulary =
+      inputPorts.count(ids->index) && inputPorts.at(ids->index).idBound
+          ? *inputPorts.at(ids->index).idBound
+          : std::numeric_limits<int64_t>::max();
+  for (int64_t id : prompt)
+    if (id < 0 || id >= vocabulary)
+      return absl::InvalidArgumentError(
+          absl::StrCat("Session::generate: the prompt's id ", id,
+                       " is not below the model's vocabulary of ", vocabulary));
+  std::vector<runtime::Input> in;
+  for (const Port &p : ports)
+    in.push_back(
+        runtime::Input::own(runtime::HostTensor::zeros(p.shape, p.type)));
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> context = prompt, out;
+  for (int64_t t = 0; t < tokens; ++t) {
+    int64_t start = std::max<int64_t>(0, context.size() - seq);
+    int64_t length = static_cast<int64_t>(context.size()) - start;
+    runtime::HostTensor window =
+        runtime::HostTensor::zeros(ids->shape, ids->type);
+    for (int64_t r = 0; r < batch; ++r)
+      for (int64_t c = 0; c < length; ++c)
+        window.set(r * seq + c, static_cast<double>(context[start + c]));
+    in[ids->index] = runtime::Input::own(std::move(window));
+    runtime::CpuRunOptions o;
+    o.step = step;
+    o.resultsOnEveryProcess = true; // every process samples the same id
+    absl::StatusOr<runtime::CpuRun> run = cpu->run(program.logitsGraph, in, o);
+    if (!run.ok())
+      return absl::Status(run.status().code(),
+                          absl::StrCat("generating: ", run.status().message()));
+    const runtime::HostTensor &logits = run->results.at(0);
+    int64_t v = logits.shape.back();
+    std::vector<float> row(v);
+    for (int64_t j = 0; j < v; ++j)
+      row[j] = static_cast<float>(logits.get((length - 1) * v + j));
+    int64_t next =
+        sample(row.data(), std::min(v, vocabulary), temperature, topK, rng);
+    out.push_back(next);
+    context.push_back(next);
+  }
+  return out;
 }
 
 } // namespace pc::api

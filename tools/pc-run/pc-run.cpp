@@ -191,6 +191,22 @@ int main(int argc, char **argv) {
                "the one before updated, so steps overlap; one that diverges "
                "rejects its run's steps"),
       cl::init(8), cl::cat(trainCat));
+  // Sampling.
+  cl::OptionCategory sampleCat("Generation (a language model's logits)");
+  cl::opt<int> generateTokens(
+      "generate",
+      cl::desc("Sample N tokens after --prompt (with --train: before and "
+               "after training) instead of running the graph"),
+      cl::init(0), cl::cat(sampleCat));
+  cl::opt<std::string> prompt("prompt",
+                              cl::desc("The context, as text (byte-level ids)"),
+                              cl::init("The "), cl::cat(sampleCat));
+  cl::opt<double> temperature(
+      "temperature", cl::desc("0: the most likely token; higher: more random"),
+      cl::init(0.8), cl::cat(sampleCat));
+  cl::opt<int> topK("top-k",
+                    cl::desc("Sample among the K most likely (0: all)"),
+                    cl::init(0), cl::cat(sampleCat));
   // Many processes.
   cl::OptionCategory clusterCat("Processes (mpirun -np N pc-run ...)");
   cl::opt<double> timeout(
@@ -342,6 +358,36 @@ int main(int argc, char **argv) {
       llvm::errs() << "pc-run: warning: " << loadPath << ": tensor '" << name
                    << "' matches no parameter of the program (skipped)\n";
 
+  // A sample of the model's text: the prompt's bytes, then N sampled ones
+  // (printable ASCII as it is, other bytes escaped).
+  auto sampleText = [&](const std::string &when) -> absl::Status {
+    std::vector<int64_t> context;
+    for (unsigned char c : std::string(prompt))
+      context.push_back(c);
+    absl::StatusOr<std::vector<int64_t>> ids =
+        (*session)->generate(context, generateTokens, temperature, topK, seed);
+    if (!ids.ok())
+      return ids.status();
+    if (!speaker)
+      return absl::OkStatus();
+    std::string text = prompt;
+    for (int64_t id : *ids)
+      text += id == '\n' || (id >= 32 && id < 127)
+                  ? std::string(1, static_cast<char>(id))
+                  : llvm::formatv("\\x{0:x-2}", id).str();
+    llvm::outs() << "sample" << when << ":\n" << text << "\n";
+    llvm::outs().flush();
+    return absl::OkStatus();
+  };
+  if (generateTokens > 0 && !train) {
+    if (absl::Status s = sampleText(""); !s.ok())
+      return failAll(std::string(s.message()));
+    return world.agree(absl::OkStatus()).ok() ? 0 : 1;
+  }
+  if (generateTokens > 0)
+    if (absl::Status s = sampleText(" before training"); !s.ok())
+      return failAll(std::string(s.message()));
+
   bool tracing = !tracePath.empty() || !traceSvg.empty();
   llvm::json::Array stepTimes, validation;
   std::optional<double> steadyStep;
@@ -358,6 +404,11 @@ int main(int argc, char **argv) {
       return failAll(std::string(more.status().message()));
     if (!*more)
       return 0;
+    if (generateTokens > 0)
+      if (absl::Status s = sampleText(
+              absl::StrCat(" after ", (*session)->report().step, " steps"));
+          !s.ok())
+        return failAll(std::string(s.message()));
   } else {
     if (absl::Status s = pc::tools::injectFault(world, 0); !s.ok())
       return failAll(s.ToString());
