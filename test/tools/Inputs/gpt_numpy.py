@@ -3,6 +3,8 @@ GPT that bench/gen_gpt.py writes, trained with AdamW: the oracle for pc's
 single-device GPT training curve. It shares no code with pc.
 
   gpt_numpy.py inputs DIR B T V        DIR/arg0.npy (ids), DIR/arg1.npy (labels)
+  gpt_numpy.py greedy PARAMS HEADS PROMPT N   PROMPT and the N bytes
+      greedy decoding gives after it, as pc-run --generate prints them
   gpt_numpy.py train PARAMS DIR HEADS STEPS LR OUT.json
       PARAMS: a logical checkpoint of the initial state (pc-run --train
       --steps 0 --save), DIR: the inputs; writes the loss curve."""
@@ -61,13 +63,14 @@ def gelu_back(dy, x, t):
                  (1 + 3 * 0.044715 * x * x))
 
 
-def step(p, ids, labels, heads, layers):
+def forward(p, ids, heads, layers):
+    """The logits, and what the backward pass needs."""
     B, T = ids.shape
     V, H = p["wte"].shape
     hd = H // heads
     scale = 1 / np.sqrt(hd)
     mask = np.triu(np.ones((T, T), dtype=bool), 1)
-    x = p["wte"][ids] + p["wpe"]
+    x = p["wte"][ids] + p["wpe"][:T]
     caches = []
     for i in range(layers):
         q_ = f"h{i}."
@@ -88,7 +91,15 @@ def step(p, ids, labels, heads, layers):
         caches.append((x, ln, c1, q, k, v, pr, o3, x1, ln2, c2, f, fa, t))
         x = x2
     lf, cf = layer_norm(x, p["lnf.weight"], p["lnf.bias"])
-    logits = lf @ p["head"]
+    return lf @ p["head"], caches, lf, cf
+
+
+def step(p, ids, labels, heads, layers):
+    B, T = ids.shape
+    V, H = p["wte"].shape
+    hd = H // heads
+    scale = 1 / np.sqrt(hd)
+    logits, caches, lf, cf = forward(p, ids, heads, layers)
     m = logits.max(-1, keepdims=True)
     z = np.exp(logits - m)
     sm = z / z.sum(-1, keepdims=True)
@@ -165,11 +176,31 @@ def train(params_path, d, heads, steps, lr, out):
     json.dump({"steps": [{"loss": l} for l in curve]}, open(out, "w"))
 
 
+def greedy(params_path, heads, prompt, n):
+    """Greedy decoding, the context recomputed per token, after `prompt`
+    (its bytes as ids)."""
+    p = read_safetensors(params_path)
+    layers = sum(1 for k in p if k.endswith(".ln1.weight"))
+    T = p["wpe"].shape[0]
+    context = list(prompt.encode())
+    for _ in range(n):
+        window = np.array([context[-T:]])
+        logits = forward(p, window, heads, layers)[0]
+        context.append(int(np.argmax(logits[0, -1])))
+    # As pc-run prints a sample: printable ASCII and newlines as they are,
+    # other bytes escaped.
+    print(prompt + "".join(
+        chr(i) if i == 10 or 32 <= i < 127 else "\\x%02x" % i
+        for i in context[len(prompt.encode()):]))
+
+
 if sys.argv[1] == "inputs":
     d, B, T, V = sys.argv[2], *map(int, sys.argv[3:6])
     rng = np.random.default_rng(4)
     np.save(f"{d}/arg0.npy", rng.integers(0, V, (B, T)).astype(np.int64))
     np.save(f"{d}/arg1.npy", rng.integers(0, V, (B, T)).astype(np.int64))
+elif sys.argv[1] == "greedy":
+    greedy(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
 elif sys.argv[1] == "train":
     train(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]),
           float(sys.argv[6]), sys.argv[7])
