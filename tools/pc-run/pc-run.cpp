@@ -22,7 +22,9 @@
 #include "api/Program.h"
 #include "api/Trace.h"
 #include "runtime/exec/Npy.h"
+#include "runtime/exec/Safetensors.h"
 #include "tools/ToolOptions.h"
+#include "tools/pc-run/Plot.h"
 #include "tools/pc-run/Train.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -56,7 +58,7 @@ int main(int argc, char **argv) {
   pc::tools::hideLibraryOptions();
   cl::OptionCategory runCat("Model and run");
   cl::opt<std::string> model(cl::Positional, cl::desc("<model.mlir>"),
-                             cl::Required, cl::cat(runCat));
+                             cl::cat(runCat));
   cl::opt<std::string> devices(
       "devices",
       cl::desc("cpu:N: N CPU virtual devices (per process under mpirun)"),
@@ -182,6 +184,16 @@ int main(int argc, char **argv) {
       cl::desc("Report the validation loss every N steps (and before the "
                "first)"),
       cl::init(0), cl::cat(trainCat));
+  cl::opt<std::string> plotPath(
+      "plot",
+      cl::desc("Draw the training and validation loss against the step as "
+               "an SVG chart"),
+      cl::cat(trainCat));
+  cl::opt<std::string> plotFrom(
+      "plot-report",
+      cl::desc("With --plot: draw the curves of this report (of an earlier "
+               "run), no model needed"),
+      cl::cat(trainCat));
   cl::opt<int> evalBatches("eval-batches",
                            cl::desc("Validation batches per evaluation"),
                            cl::init(8), cl::cat(trainCat));
@@ -220,6 +232,18 @@ int main(int argc, char **argv) {
                "before it runs (default on)"),
       cl::init(true), cl::cat(clusterCat));
   cl::ParseCommandLineOptions(argc, argv, "pc-run: run a model\n");
+
+  if (!plotFrom.empty()) {
+    if (plotPath.empty())
+      return fail("--plot-report needs --plot FILE.svg");
+    if (absl::Status s = pc::tools::plotReport(plotFrom, plotPath); !s.ok())
+      return fail(std::string(s.message()));
+    return 0;
+  }
+  if (model.empty())
+    return fail("no model given (pc-run MODEL.mlir [options]; see --help)");
+  if (!plotPath.empty() && !train)
+    return fail("--plot needs --train (or --plot-report)");
 
   int64_t numDevices = 0;
   llvm::StringRef spec(devices);
@@ -539,6 +563,12 @@ int main(int argc, char **argv) {
                               {"tokens_per_step", r.tokensPerStep},
                               {"prefetch_s", r.prefetchSeconds}};
   };
+  if (!plotPath.empty() && speaker)
+    if (absl::Status s = pc::runtime::writeFileAtomically(
+            plotPath, pc::tools::lossCurvesSvg(stepTimes, validation,
+                                               "@" + graph + ": loss"));
+        !s.ok())
+      return failAll(std::string(s.message()));
   if (!reportPath.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream out(reportPath, ec);
