@@ -11,14 +11,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <set>
 #include <thread>
 
 namespace pc::api {
+
+namespace {
+/// The checkpoint metadata that lists the optimizer state's tensors.
+constexpr const char *kOptimizerStateKey = "optimizer_state";
+} // namespace
 
 Session::~Session() = default;
 
@@ -350,10 +357,18 @@ Session::fetch(const std::string &name) const {
 absl::Status Session::save(const std::string &path, bool sharded) {
   if (absl::Status s = usable("save"); !s.ok())
     return s;
+  // Which tensors are optimizer state: a program without that state (a
+  // forward pass) skips exactly those when it loads the checkpoint.
+  std::map<std::string, std::string> meta = dataMetadata();
+  std::vector<std::string> state;
+  for (const Parameter &p : program.parameters())
+    if (p.optimizerState)
+      state.push_back(p.name);
+  meta[kOptimizerStateKey] = absl::StrJoin(state, "\n");
   return runtime::saveCheckpoint(*cpu, path,
                                  sharded ? runtime::CheckpointFormat::Sharded
                                          : runtime::CheckpointFormat::Logical,
-                                 step, dataMetadata());
+                                 step, meta);
 }
 
 absl::Status Session::load(const std::string &path) {
@@ -362,6 +377,27 @@ absl::Status Session::load(const std::string &path) {
   absl::StatusOr<runtime::LoadedCheckpoint> ck = runtime::readCheckpoint(path);
   if (!ck.ok())
     return ck.status();
+  // Every tensor must be a parameter of the program, or optimizer state the
+  // checkpoint lists as such (a training checkpoint read by a forward
+  // program): anything else means another model, which must not load
+  // silently.
+  std::set<std::string> params, state;
+  for (const Parameter &p : program.parameters())
+    params.insert(p.name);
+  if (auto it = ck->metadata.find(kOptimizerStateKey); it != ck->metadata.end())
+    for (llvm::StringRef name : llvm::split(it->second, '\n'))
+      state.insert(name.str());
+  std::vector<std::string> unexpected;
+  for (const auto &[name, value] : ck->tensors)
+    if (!params.count(name) && !state.count(name))
+      unexpected.push_back("'" + name + "'");
+  if (!unexpected.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", unexpected.size() == 1 ? "tensor " : "tensors ",
+        absl::StrJoin(unexpected, ", "),
+        unexpected.size() == 1 ? " matches" : " match",
+        " no parameter of the program (a checkpoint of another model?)"));
+  ck->metadata.erase(kOptimizerStateKey);
   absl::StatusOr<std::vector<std::string>> skipped =
       cpu->load(std::move(ck->tensors));
   if (!skipped.ok())
@@ -370,7 +406,12 @@ absl::Status Session::load(const std::string &path) {
   last.skippedTensors = *std::move(skipped);
   step = ck->step;
   last.step = step;
-  dataMeta = std::move(ck->metadata);
+  // The loader's entries only (a file's own, such as its checksums, are
+  // the format's business).
+  dataMeta.clear();
+  for (auto &[key, value] : ck->metadata)
+    if (llvm::StringRef(key).starts_with("data."))
+      dataMeta[key] = value;
   resumeData();
   return absl::OkStatus();
 }
