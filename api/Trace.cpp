@@ -35,6 +35,9 @@ absl::Status writeTrace(const Report &report, const std::string &path) {
     meta("process_name", rank, 0, "rank " + std::to_string(rank));
     meta("thread_name", rank, 0, "compute");
     meta("thread_name", rank, 1, "comm");
+    // The input stream (per-step copies) and the reading of the run's
+    // inputs (a dataset's batches): what the loader costs the step.
+    meta("thread_name", rank, 3, "input");
     // A pipelined step: a third row with one box per action (from its
     // first op to its last), F, B and W in their own colours.
     std::map<std::string, std::pair<double, double>> actions;
@@ -79,7 +82,9 @@ absl::Status writeTrace(const Report &report, const std::string &path) {
                                           {"cat", e.stream},
                                           {"ph", "X"},
                                           {"pid", rank},
-                                          {"tid", e.stream == "comm" ? 1 : 0},
+                                          {"tid", e.stream == "comm"    ? 1
+                                                  : e.stream == "input" ? 3
+                                                                        : 0},
                                           {"ts", e.startUs},
                                           {"dur", e.durationUs},
                                           {"args", std::move(args)}});

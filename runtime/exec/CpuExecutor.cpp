@@ -606,10 +606,21 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                        graph.str(), " takes ", nameOf(*type)));
     return absl::OkStatus();
   };
+  // The run's clock starts before the inputs are read: a step's time holds
+  // the reading of its batch, and the trace shows it (per rank, on the
+  // input stream's row, as "read inputs").
+  auto origin = std::chrono::steady_clock::now();
+  auto usSinceOrigin = [&] {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now() - origin)
+        .count();
+  };
+  std::map<int64_t, std::pair<double, double>> readUs; // rank: start, length
   absl::Status prepared = [&]() -> absl::Status {
     for (auto &[rank, f] : programOf) {
       if (!world.hosts(rank))
         continue;
+      double readStart = usSinceOrigin();
       std::vector<std::vector<HostTensor>> &args = pieces[rank];
       for (BlockArgument arg : f.getArguments()) {
         unsigned i = arg.getArgNumber();
@@ -643,6 +654,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
           out.push_back(*std::move(piece));
         }
       }
+      readUs[rank] = {readStart, usSinceOrigin() - readStart};
     }
     return absl::OkStatus();
   }();
@@ -659,7 +671,6 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     return s;
   };
 
-  auto origin = std::chrono::steady_clock::now();
   // Every process binds on the same runs (the same sequence of runs and
   // failures everywhere), and then all bound or all fail. Reusing a bound
   // graph needs no word between processes.
@@ -778,6 +789,10 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     out.peak = d.device->allocator().stats().peak;
     out.tensorPeak = d.tensors->count().peak;
     out.iterationDoneUs = stats->iterationDoneUs;
+    if (options.trace)
+      if (auto read = readUs.find(rank); read != readUs.end())
+        out.events.push_back({"read inputs", "input", 0, read->second.first,
+                              read->second.second, "", ""});
     for (auto [s, events] : llvm::enumerate(stats->events))
       for (const actor::FiringEvent &e : events)
         out.events.push_back({r.program->nameOf(e.actor),

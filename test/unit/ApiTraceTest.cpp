@@ -201,7 +201,7 @@ TEST(ApiTraceTest, TheTraceHoldsEveryEvent) {
   EXPECT_EQ(complete, want);
   EXPECT_EQ(processes,
             (std::set<std::string>{"rank 0", "rank 1", "rank 2", "rank 3"}));
-  EXPECT_EQ(threads, (std::set<std::string>{"compute", "comm"}));
+  EXPECT_EQ(threads, (std::set<std::string>{"compute", "comm", "input"}));
   EXPECT_EQ(steps, (std::set<int64_t>{0, 1}));
 
   // No directory to write into: an error naming the call and the file.
