@@ -261,54 +261,53 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
-/// Adds `graph`'s forward pass to `m` as `graph`.eval, for a training step
-/// to evaluate its loss with (Session::evaluate): the same parameters, no
-/// gradients, no update. Returns its name, or "" when the graph is
-/// pipelined (explicit stages, or pipeline options), which it does not
-/// support yet.
-std::string addEvalGraph(ModuleOp m, const std::string &graph,
-                         const CompileOptions &options) {
+/// A copy of `graph` in `m` named `graph`.`suffix`, to compile beside it
+/// (sharing its parameters); null when the graph is pipelined (explicit
+/// stages or pipeline options: the pipeline passes would split the copy
+/// too), or the name is taken.
+func::FuncOp cloneGraph(ModuleOp m, const std::string &graph,
+                        const CompileOptions &options, llvm::StringRef suffix) {
   if (options.stages > 1 || options.virtualStages > 1 ||
       options.microbatches > 1)
-    return "";
+    return {};
   auto f = m.lookupSymbol<func::FuncOp>(graph);
-  if (!f)
-    return "";
+  std::string name = (graph + "." + suffix).str();
+  if (!f || m.lookupSymbol(name))
+    return {};
   bool staged = false;
   f.walk([&](Operation *op) { staged |= attrs::getStage(op).has_value(); });
-  std::string name = graph + ".eval";
-  if (staged || m.lookupSymbol(name))
-    return "";
+  if (staged)
+    return {};
   OpBuilder b(f);
-  auto eval = cast<func::FuncOp>(b.clone(*f));
-  eval.setSymName(name);
-  return name;
+  auto copy = cast<func::FuncOp>(b.clone(*f));
+  copy.setSymName(name);
+  return copy;
 }
 
-/// Adds `graph`'s forward pass up to its logits to `m`, as `graph`.logits,
-/// for Session::generate: the graph's one cross-entropy's logits become its
-/// result, and what only the loss needed goes. Returns its name, or "" when
-/// the graph has no single cross-entropy, or is pipelined.
+/// Adds `graph`'s forward pass as `graph`.eval, for a training step to
+/// evaluate its loss with (Session::evaluate): the same parameters, no
+/// gradients, no update. Returns its name, or "" (cloneGraph).
+std::string addEvalGraph(ModuleOp m, const std::string &graph,
+                         const CompileOptions &options) {
+  func::FuncOp eval = cloneGraph(m, graph, options, "eval");
+  return eval ? eval.getSymName().str() : "";
+}
+
+/// Adds `graph`'s forward pass up to its logits as `graph`.logits, for
+/// Session::generate: the graph's one cross-entropy's logits become its
+/// result, and what only the loss needed goes. Returns its name, or ""
+/// when the graph has no single cross-entropy (or cloneGraph refuses).
 std::string addLogitsGraph(ModuleOp m, const std::string &graph,
                            const CompileOptions &options) {
-  if (options.stages > 1 || options.virtualStages > 1 ||
-      options.microbatches > 1)
-    return "";
   auto f = m.lookupSymbol<func::FuncOp>(graph);
-  std::string name = graph + ".logits";
-  if (!f || m.lookupSymbol(name))
-    return "";
-  bool staged = false;
   int losses = 0;
-  f.walk([&](Operation *op) {
-    staged |= attrs::getStage(op).has_value();
-    losses += isa<CrossEntropyOp>(op);
-  });
-  if (staged || losses != 1)
+  if (f)
+    f.walk([&](CrossEntropyOp) { ++losses; });
+  if (losses != 1)
     return "";
-  OpBuilder b(f);
-  auto logits = cast<func::FuncOp>(b.clone(*f));
-  logits.setSymName(name);
+  func::FuncOp logits = cloneGraph(m, graph, options, "logits");
+  if (!logits)
+    return "";
   CrossEntropyOp ce;
   logits.walk([&](CrossEntropyOp op) { ce = op; });
   Operation *ret = logits.getBody().front().getTerminator();
@@ -323,7 +322,7 @@ std::string addLogitsGraph(ModuleOp m, const std::string &graph,
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (&op != ret && op.use_empty() && isMemoryEffectFree(&op))
       op.erase();
-  return name;
+  return logits.getSymName().str();
 }
 
 /// Runs the compile pipeline on `module`, the diagnostics in the error.
@@ -487,8 +486,12 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     runtime::ProgramInterface eval = runtime::interfaceOf(m, evalGraph);
     program.evalGraph = evalGraph;
     // The forward pass returns the graph's results, the loss where the
-    // step has it.
-    if (io.loss && eval.outputs.count(*io.loss))
+    // step has it; its inputs are the step's but the rate, which the
+    // optimizer appended last (the session numbers them so).
+    bool rateLast = io.lr &&
+                    *io.lr + 1 == static_cast<int64_t>(io.inputs.size()) &&
+                    eval.inputs.size() + 1 == io.inputs.size();
+    if (rateLast && io.loss && eval.outputs.count(*io.loss))
       program.evalLossIndex = io.loss;
     else
       program.evalGraph.clear();

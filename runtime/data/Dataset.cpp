@@ -97,6 +97,15 @@ absl::Status setKey(DatasetSpec &spec, llvm::StringRef key,
   return absl::OkStatus();
 }
 
+/// `file` as named in a description in `dir`: relative to it.
+std::string besideSpec(llvm::StringRef dir, llvm::StringRef file) {
+  if (llvm::sys::path::is_absolute(file))
+    return file.str();
+  llvm::SmallString<256> full(dir);
+  llvm::sys::path::append(full, file);
+  return std::string(full);
+}
+
 absl::StatusOr<DatasetSpec> fromJson(const std::string &path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
       llvm::MemoryBuffer::getFile(path);
@@ -124,21 +133,11 @@ absl::StatusOr<DatasetSpec> fromJson(const std::string &path) {
         if (!f)
           return absl::InvalidArgumentError(
               absl::StrCat(path, ": '", key.str(), "' must list file names"));
-        llvm::SmallString<256> full(dir);
-        if (llvm::sys::path::is_absolute(*f))
-          full = *f;
-        else
-          llvm::sys::path::append(full, *f);
-        files.push_back(std::string(full));
+        files.push_back(besideSpec(dir, *f));
       }
     } else if (std::optional<llvm::StringRef> s = value.getAsString()) {
       scalar = s->str();
-      llvm::SmallString<256> full(dir);
-      if (llvm::sys::path::is_absolute(*s))
-        full = *s;
-      else
-        llvm::sys::path::append(full, *s);
-      files.push_back(std::string(full));
+      files.push_back(besideSpec(dir, *s));
     } else if (std::optional<int64_t> i = value.getAsInteger()) {
       scalar = std::to_string(*i);
     } else if (std::optional<double> d = value.getAsNumber()) {
@@ -242,7 +241,7 @@ TokenFile::open(const std::string &path, Format format, Input::IdFormat dtype) {
 void TokenFile::prefetch(int64_t begin, int64_t end) const {
   if (end <= begin)
     return;
-  static const long page = sysconf(_SC_PAGESIZE);
+  const long page = sysconf(_SC_PAGESIZE);
   uintptr_t lo = reinterpret_cast<uintptr_t>(at(begin));
   uintptr_t hi = reinterpret_cast<uintptr_t>(at(end));
   uintptr_t start = lo & ~static_cast<uintptr_t>(page - 1);

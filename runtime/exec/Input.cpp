@@ -147,6 +147,10 @@ absl::StatusOr<HostTensor> Input::idBox(std::span<const int64_t> offsets,
   std::vector<int64_t> dimsOut(sizes.begin(), sizes.end());
   HostTensor out = HostTensor::zeros(dimsOut, want);
   std::vector<int64_t> outStrides = rowMajorStrides(dimsOut);
+  // An id must also fit the type it is read as.
+  int64_t limit = want == CommType::I32
+                      ? std::min<int64_t>(idLimit, int64_t(1) << 31)
+                      : idLimit;
   for (const Piece &p : pieces) {
     std::vector<int64_t> lo(rank), extent(rank);
     bool empty = false;
@@ -168,12 +172,12 @@ absl::StatusOr<HostTensor> Input::idBox(std::span<const int64_t> offsets,
         dst += (lo[d] + at[d] - offsets[d]) * outStrides[d];
       }
       int64_t id = idAt(p.data, src, *idFormat);
-      if (id < 0 || id >= idLimit)
+      if (id < 0 || id >= limit)
         return absl::OutOfRangeError(absl::StrCat(
             p.origin, ": token ", id, " at position ", p.position + src,
             id < 0 ? " is negative"
                    : absl::StrCat(" is not below the model's vocabulary of ",
-                                  idLimit)));
+                                  limit)));
       if (want == CommType::I32)
         out.as<int32_t>()[dst] = static_cast<int32_t>(id);
       else
