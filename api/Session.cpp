@@ -306,7 +306,7 @@ Session::trainSteps(const char *call, int64_t steps,
   std::vector<std::vector<runtime::HostTensor>> every;
   // A dataset's batches, one per step; a run that fails or is rejected
   // leaves the loader where it was, as it leaves the parameters.
-  int64_t position = data ? dataPositionNow() : 0;
+  int64_t position = dataPositionNow();
   std::map<int64_t, std::vector<runtime::Input>> varying = drawBatches(steps);
   varying[*lrIndex] = std::move(perStep);
   if (absl::Status s = runOnce(call, run, finite, std::move(varying), &every);

@@ -141,17 +141,27 @@ void Session::resumeData() {
   last.dataEpoch = data->train->epochOf(last.dataPosition);
 }
 
+namespace {
+/// The next `count` batches of `loader`, as the varying inputs of a run's
+/// iterations: token ids into input `inputs`, labels into `labels`.
 std::map<int64_t, std::vector<runtime::Input>>
-Session::drawBatches(int64_t steps) {
+nextBatches(runtime::data::Loader &loader, int64_t count, int64_t inputs,
+            int64_t labels) {
   std::map<int64_t, std::vector<runtime::Input>> varying;
-  if (!data)
-    return varying;
-  for (int64_t i = 0; i < steps; ++i) {
-    runtime::data::Batch b = data->train->next();
-    varying[data->inputs].push_back(std::move(b.inputs));
-    varying[data->labels].push_back(std::move(b.labels));
+  for (int64_t i = 0; i < count; ++i) {
+    runtime::data::Batch b = loader.next();
+    varying[inputs].push_back(std::move(b.inputs));
+    varying[labels].push_back(std::move(b.labels));
   }
   return varying;
+}
+} // namespace
+
+std::map<int64_t, std::vector<runtime::Input>>
+Session::drawBatches(int64_t steps) {
+  if (!data)
+    return {};
+  return nextBatches(*data->train, steps, data->inputs, data->labels);
 }
 
 int64_t Session::dataPositionNow() const {
@@ -205,12 +215,8 @@ absl::StatusOr<double> Session::evaluate(int64_t batches) {
   // most once.
   batches = std::min(batches, split.samples() / data->batch);
   runtime::data::Loader loader(split, data->validation);
-  std::map<int64_t, std::vector<runtime::Input>> varying;
-  for (int64_t i = 0; i < batches; ++i) {
-    runtime::data::Batch b = loader.next();
-    varying[data->inputs].push_back(std::move(b.inputs));
-    varying[data->labels].push_back(std::move(b.labels));
-  }
+  std::map<int64_t, std::vector<runtime::Input>> varying =
+      nextBatches(loader, batches, data->inputs, data->labels);
   // The forward pass's inputs are the step's without the rate.
   std::vector<runtime::Input> in;
   for (auto &[index, port] : inputPorts)
@@ -234,10 +240,6 @@ absl::StatusOr<double> Session::evaluate(int64_t batches) {
   last.evals.push_back({step, mean});
   return mean;
 }
-
-} // namespace pc::api
-
-namespace pc::api {
 
 namespace {
 /// The next id from the logits of one position.

@@ -107,33 +107,28 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &dims) {
   return strides;
 }
 
-/// Element `i` of ids stored as `format`, widened (little endian, as the
-/// files are; unaligned reads through memcpy).
+/// Element `i` of an array of T (little endian, as the files are; an
+/// unaligned read through memcpy).
+template <typename T> int64_t load(const char *data, int64_t i) {
+  T v;
+  std::memcpy(&v, data + sizeof(T) * i, sizeof(T));
+  return static_cast<int64_t>(v);
+}
+
+/// Element `i` of ids stored as `format`, widened.
 int64_t idAt(const char *data, int64_t i, Input::IdFormat format) {
   using F = Input::IdFormat;
   switch (format) {
   case F::U8:
-    return static_cast<unsigned char>(data[i]);
-  case F::U16: {
-    uint16_t v;
-    std::memcpy(&v, data + 2 * i, 2);
-    return v;
-  }
-  case F::U32: {
-    uint32_t v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  case F::I32: {
-    int32_t v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  case F::I64: {
-    int64_t v;
-    std::memcpy(&v, data + 8 * i, 8);
-    return v;
-  }
+    return load<uint8_t>(data, i);
+  case F::U16:
+    return load<uint16_t>(data, i);
+  case F::U32:
+    return load<uint32_t>(data, i);
+  case F::I32:
+    return load<int32_t>(data, i);
+  case F::I64:
+    return load<int64_t>(data, i);
   }
   return 0;
 }
