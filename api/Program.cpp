@@ -50,17 +50,19 @@ std::string Program::str() const {
 }
 
 namespace {
-/// A pipelined program's schedule, gathered from its per-device programs,
-/// and its prediction; nothing when it is not pipelined.
+/// The schedule of `graph`'s pipeline, gathered from its per-device
+/// programs, and its prediction; nothing when it is not pipelined.
 struct PipelinePlan {
   pipeline::Schedule schedule;
   pipeline::Prediction prediction;
 };
 
-std::optional<PipelinePlan> pipelinePlan(ModuleOp m) {
+std::optional<PipelinePlan> pipelinePlan(ModuleOp m, StringRef graph) {
   std::map<int64_t, SmallVector<ActionAttr>> byDevice;
   PipelineAttr spec;
   for (auto f : m.getOps<func::FuncOp>()) {
+    if (StringAttr g = attrs::getGraph(f); !g || g.getValue() != graph)
+      continue;
     std::optional<SmallVector<ActionAttr>> order = attrs::getSchedule(f);
     PipelineAttr p = attrs::getPipeline(f);
     if (!order || !p || order->empty())
@@ -124,7 +126,10 @@ std::string Program::plan() const {
   }
   for (auto f : m.getOps<func::FuncOp>()) {
     ArrayRef<int64_t> ranks = attrs::getRanks(f);
-    if (ranks.empty())
+    StringAttr g = attrs::getGraph(f);
+    // The step's programs; the forward passes for evaluation and
+    // generation run on the same ranks, and are named below.
+    if (ranks.empty() || (g && g.getValue() != graphName))
       continue;
     std::map<std::string, int64_t> kinds;
     int64_t ops = 0;
@@ -158,17 +163,27 @@ std::string Program::plan() const {
       os << "\n";
     }
   }
-  std::optional<PipelinePlan> pipe = pipelinePlan(m);
+  std::optional<PipelinePlan> pipe = pipelinePlan(m, graphName);
   if (pipe) {
     const pipeline::ScheduleSpec &spec = pipe->schedule.spec;
-    os << "pipeline: " << pipeline::scheduleName(spec.kind) << ", "
-       << spec.devices << " stages";
+    os << "pipeline: " << pipeline::scheduleName(spec.kind)
+       << (spec.backward ? "" : " (forward only)") << ", " << spec.devices
+       << " stages";
     if (spec.virtualStages > 1)
       os << " x " << spec.virtualStages << " virtual";
     os << ", " << spec.microBatches << " micro-batches; predicted bubble "
        << llvm::format("%.1f%%", 100 * pipe->prediction.bubble)
        << ", micro-batches in flight per stage ["
        << absl::StrJoin(pipe->prediction.peakInFlight, ", ") << "]\n";
+  }
+  if (!evalGraph.empty() || !logitsGraph.empty()) {
+    os << "also on these ranks:";
+    if (!evalGraph.empty())
+      os << " @" << evalGraph << " (the forward pass, for the validation loss)";
+    if (!logitsGraph.empty())
+      os << (evalGraph.empty() ? " @" : ", @") << logitsGraph
+         << " (the forward pass to the logits, for generation)";
+    os << "\n";
   }
   return out;
 }
@@ -177,7 +192,7 @@ std::optional<double> Program::predictedBubble(
     const std::function<double(const std::string &)> &cost) const {
   if (!impl)
     return std::nullopt;
-  std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module);
+  std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module, graphName);
   if (!pipe)
     return std::nullopt;
   if (!cost)
@@ -198,7 +213,7 @@ std::optional<double> Program::predictedBubble(
 std::string Program::scheduleSvg() const {
   if (!impl)
     return "";
-  std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module);
+  std::optional<PipelinePlan> pipe = pipelinePlan(*impl->module, graphName);
   if (!pipe)
     return "";
   const pipeline::ScheduleSpec &spec = pipe->schedule.spec;
@@ -262,21 +277,15 @@ private:
 };
 
 /// A copy of `graph` in `m` named `graph`.`suffix`, to compile beside it
-/// (sharing its parameters); null when the graph is pipelined (explicit
-/// stages or pipeline options: the pipeline passes would split the copy
-/// too), or the name is taken.
+/// (sharing its parameters); null when the name is taken. A pipelined
+/// graph is split before it is copied (splitFirst), so the copy keeps its
+/// stages, their meshes and its micro-batches: it runs on the same devices
+/// and reads the same pieces of the parameters.
 func::FuncOp cloneGraph(ModuleOp m, const std::string &graph,
-                        const CompileOptions &options, llvm::StringRef suffix) {
-  if (options.stages > 1 || options.virtualStages > 1 ||
-      options.microbatches > 1)
-    return {};
+                        llvm::StringRef suffix) {
   auto f = m.lookupSymbol<func::FuncOp>(graph);
   std::string name = (graph + "." + suffix).str();
   if (!f || m.lookupSymbol(name))
-    return {};
-  bool staged = false;
-  f.walk([&](Operation *op) { staged |= attrs::getStage(op).has_value(); });
-  if (staged)
     return {};
   OpBuilder b(f);
   auto copy = cast<func::FuncOp>(b.clone(*f));
@@ -287,9 +296,8 @@ func::FuncOp cloneGraph(ModuleOp m, const std::string &graph,
 /// Adds `graph`'s forward pass as `graph`.eval, for a training step to
 /// evaluate its loss with (Session::evaluate): the same parameters, no
 /// gradients, no update. Returns its name, or "" (cloneGraph).
-std::string addEvalGraph(ModuleOp m, const std::string &graph,
-                         const CompileOptions &options) {
-  func::FuncOp eval = cloneGraph(m, graph, options, "eval");
+std::string addEvalGraph(ModuleOp m, const std::string &graph) {
+  func::FuncOp eval = cloneGraph(m, graph, "eval");
   return eval ? eval.getSymName().str() : "";
 }
 
@@ -297,15 +305,14 @@ std::string addEvalGraph(ModuleOp m, const std::string &graph,
 /// Session::generate: the graph's one cross-entropy's logits become its
 /// result, and what only the loss needed goes. Returns its name, or ""
 /// when the graph has no single cross-entropy (or cloneGraph refuses).
-std::string addLogitsGraph(ModuleOp m, const std::string &graph,
-                           const CompileOptions &options) {
+std::string addLogitsGraph(ModuleOp m, const std::string &graph) {
   auto f = m.lookupSymbol<func::FuncOp>(graph);
   int losses = 0;
   if (f)
     f.walk([&](CrossEntropyOp) { ++losses; });
   if (losses != 1)
     return "";
-  func::FuncOp logits = cloneGraph(m, graph, options, "logits");
+  func::FuncOp logits = cloneGraph(m, graph, "logits");
   if (!logits)
     return "";
   CrossEntropyOp ce;
@@ -322,6 +329,18 @@ std::string addLogitsGraph(ModuleOp m, const std::string &graph,
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (&op != ret && op.use_empty() && isMemoryEffectFree(&op))
       op.erase();
+  // A pipeline stage that only computed the loss would have no work left:
+  // such a graph cannot generate (its devices would run nothing).
+  if (PipelineAttr pipe = attrs::getPipeline(logits)) {
+    llvm::SmallDenseSet<int64_t> used;
+    for (Operation &op : body)
+      if (isa<SbpOpInterface>(op))
+        used.insert(attrs::getStage(&op).value_or(0));
+    if (int64_t(used.size()) < pipe.getStages() * pipe.getVirtualStages()) {
+      logits.erase();
+      return "";
+    }
+  }
   return logits.getSymName().str();
 }
 
@@ -331,6 +350,18 @@ absl::Status runPipeline(ModuleOp module,
   Diagnostics diags(module.getContext());
   PassManager pm = PassManager::on<ModuleOp>(module.getContext());
   buildCompilePipeline(pm, options);
+  if (failed(pm.run(module)))
+    return absl::InvalidArgumentError(
+        absl::StrCat("compiling: ", diags.take("failed")));
+  return absl::OkStatus();
+}
+
+/// --pc-pipeline-split alone: the graph's stages, their meshes and its
+/// micro-batch count, before anything copies the graph.
+absl::Status splitStages(ModuleOp module, const PipelineSplitOptions &options) {
+  Diagnostics diags(module.getContext());
+  PassManager pm = PassManager::on<ModuleOp>(module.getContext());
+  pm.addPass(createPipelineSplit(options));
   if (failed(pm.run(module)))
     return absl::InvalidArgumentError(
         absl::StrCat("compiling: ", diags.take("failed")));
@@ -408,10 +439,6 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
   if (!partitioned) {
     bool hasStep = false;
     m.walk([&](SetParamOp) { hasStep = true; });
-    if (options.train && !hasStep)
-      evalGraph = addEvalGraph(m, graphName, options);
-    if (!hasStep)
-      logitsGraph = addLogitsGraph(m, graphName, options);
     CompilePipelineOptions logical;
     logical.train = options.train && !hasStep;
     logical.distribute = false;
@@ -427,6 +454,15 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     logical.optimizer.beta2 = o.beta2;
     logical.optimizer.eps = o.eps;
     logical.optimizer.clipNorm = o.clipNorm;
+    // Pipeline stages are cut first, so that the eval and logits copies of
+    // the graph are cut as it is (a no-op without stages or micro-batches).
+    if (!hasStep) {
+      if (absl::Status s = splitStages(m, logical.pipeline); !s.ok())
+        return s;
+      if (options.train)
+        evalGraph = addEvalGraph(m, graphName);
+      logitsGraph = addLogitsGraph(m, graphName);
+    }
     // Also for a forward pass: pipeline stages and micro-batches are
     // decided on the logical graph.
     if (absl::Status s = runPipeline(m, logical); !s.ok())

@@ -125,11 +125,13 @@ public:
   const std::vector<Port> &outputs() const { return outputPorts; }
   /// Whether the program can evaluate its loss without training
   /// (Session::evaluate): a training step compiled from a logical graph
-  /// that is not pipelined also holds the graph's forward pass.
+  /// also holds the graph's forward pass (pipelined as the step is, on the
+  /// same stages and micro-batches, with a forward-only schedule).
   bool canEvaluate() const { return !evalGraph.empty(); }
   /// Whether Session::generate can sample from the program: it was
   /// compiled from a logical graph with one cross-entropy (a language
-  /// model), not pipelined, and also holds the forward pass to its logits.
+  /// model), and also holds the forward pass to its logits (pipelined as
+  /// the graph is; not when a pipeline stage held only the loss).
   bool canGenerate() const { return !logitsGraph.empty(); }
   /// Every parameter of the programs, in the order the IR declares them.
   std::vector<Parameter> parameters() const;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
@@ -110,6 +111,22 @@ absl::Status Session::setData(const DataOptions &options) {
   o.vocabulary = std::min(in.idBound.value_or(int64_t(1) << 40),
                           out.idBound.value_or(int64_t(1) << 40));
   o.prefetch = options.prefetch;
+  // The prefetcher reads ahead only the rows this process's ranks read of
+  // the tokens or the labels (under mpirun, its share of a data-parallel
+  // batch; with pipeline stages, the labels may be another process's).
+  std::vector<std::pair<int64_t, int64_t>> rows;
+  for (int64_t index : {*ids, *labels}) {
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> read =
+        cpu->rowsRead(program.graph(), index);
+    if (!read.ok())
+      return read.status();
+    rows.insert(rows.end(), read->begin(), read->end());
+  }
+  o.wanted = [rows = std::move(rows)](int64_t row) {
+    return llvm::any_of(rows, [&](const std::pair<int64_t, int64_t> &r) {
+      return r.first <= row && row < r.second;
+    });
+  };
   d->validation = o;
   d->validation.prefetch = 0;
   d->train =
@@ -202,7 +219,8 @@ absl::StatusOr<double> Session::evaluate(int64_t batches) {
   if (!program.canEvaluate())
     return absl::FailedPreconditionError(
         "Session::evaluate: the program has no forward pass to evaluate "
-        "with (pipelined programs do not keep one yet)");
+        "with (it keeps one when compiled for training from a logical "
+        "graph)");
   const runtime::data::Split &split = *data->dataset.validation;
   if (batches < 1)
     return absl::InvalidArgumentError(absl::StrCat(
@@ -271,7 +289,8 @@ Session::generate(const std::vector<int64_t> &prompt, int64_t tokens,
   if (!program.canGenerate())
     return absl::FailedPreconditionError(
         "Session::generate: the program has no logits to sample from (it "
-        "needs a logical graph with one cross-entropy, not pipelined)");
+        "needs a logical graph with one cross-entropy, and every pipeline "
+        "stage must keep work once the loss is gone)");
   if (prompt.empty())
     return absl::InvalidArgumentError(
         "Session::generate: the prompt needs at least one id");

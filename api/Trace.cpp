@@ -76,8 +76,10 @@ absl::Status writeTrace(const Report &report, const std::string &path) {
       llvm::json::Object args{{"step", e.iteration}};
       if (!e.action.empty())
         args["action"] = e.action;
+      // An op's detail is its types and location; the input row's, the
+      // dataset samples each input's rows came from.
       if (!e.detail.empty())
-        args["op"] = e.detail;
+        args[e.stream == "input" ? "read" : "op"] = e.detail;
       events.push_back(llvm::json::Object{{"name", e.name},
                                           {"cat", e.stream},
                                           {"ph", "X"},

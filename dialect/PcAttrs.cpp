@@ -296,8 +296,8 @@ LogicalResult ActionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    StringRef schedule, int64_t stages,
-                                   int64_t microBatches,
-                                   int64_t virtualStages) {
+                                   int64_t microBatches, int64_t virtualStages,
+                                   bool) {
   std::optional<pipeline::ScheduleKind> kind =
       pipeline::parseScheduleKind(schedule);
   if (!kind)
@@ -317,5 +317,5 @@ pipeline::Action ActionAttr::asAction() const {
 
 pipeline::ScheduleSpec PipelineAttr::getSpec() const {
   return {*pipeline::parseScheduleKind(getSchedule()), getStages(),
-          getMicroBatches(), getVirtualStages()};
+          getMicroBatches(), getVirtualStages(), getBackward()};
 }

@@ -134,15 +134,19 @@ def PC_PipelineAttr : PC_Attr<"Pipeline", "pipeline"> {
     The schedule (`gpipe`, `1f1b`, `interleaved` or `zb-h1`), the device
     stages `p`, the micro-batches `m` a step is split into, and the model
     stages per device stage `v` (interleaved only). Model stage `c` runs on
-    device stage `c mod p`.
+    device stage `c mod p`. `backward = false` marks a forward-only graph
+    (evaluation, inference; `pc-micro-batch` sets it when a pipelined graph
+    has no backward pass): its schedule runs forwards only.
 
     ```mlir
     #pc.pipeline<schedule = "1f1b", stages = 4, micro_batches = 8, virtual_stages = 1>
+    #pc.pipeline<schedule = "1f1b", stages = 2, micro_batches = 4, virtual_stages = 1, backward = false>
     ```
   }];
   let parameters = (ins StringRefParameter<"the schedule">:$schedule,
                         "int64_t":$stages, "int64_t":$micro_batches,
-                        "int64_t":$virtual_stages);
+                        "int64_t":$virtual_stages,
+                        DefaultValuedParameter<"bool", "true">:$backward);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -386,6 +386,14 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
                                 "shrunk to one (run --pc-micro-batch="
                                 "\"phase=shrink\" before --pc-autodiff)";
     bool split = pipeline::splitsBackward(spec.kind);
+    // A graph without a backward pass (evaluation, inference) runs its
+    // forwards alone: its schedule holds F actions only.
+    if (spec.backward &&
+        llvm::none_of(old.without_terminator(),
+                      [](Operation &op) { return attrs::isBackward(&op); }))
+      attrs::setPipeline(f, PipelineAttr::get(&getContext(), pipe.getSchedule(),
+                                              spec.devices, m,
+                                              spec.virtualStages, false));
 
     // B or W: a backward op is B when an activation's gradient depends on
     // it (it is one, or a B op uses its result).
@@ -439,7 +447,9 @@ struct MicroBatchPass : public pc::impl::MicroBatchBase<MicroBatchPass> {
     SmallVector<Value> grouped(args.size());
     SmallVector<int64_t> inputStage(args.size(), 0);
     for (auto [i, arg] : llvm::enumerate(old.getArguments())) {
-      if (args[i].getType() == arg.getType())
+      // An input nothing reads (the labels of a graph cut at its logits)
+      // needs no micro-batches.
+      if (args[i].getType() == arg.getType() || arg.use_empty())
         continue;
       bool any = false;
       for (Operation *u : arg.getUsers()) {

@@ -97,8 +97,9 @@ struct PipelineSplitPass
     pipeline::ScheduleSpec spec{*kind, p, microBatches, v};
     if (std::string bad = pipeline::validate(spec); !bad.empty())
       return f.emitOpError() << "--pc-pipeline-split: " << bad;
-    attrs::setPipeline(
-        f, PipelineAttr::get(&getContext(), kindName, p, microBatches, v));
+    attrs::setPipeline(f, PipelineAttr::get(&getContext(), kindName, p,
+                                            microBatches, v,
+                                            /*backward=*/true));
     if (p * v == 1)
       return success(); // micro-batches only: one stage on the graph's mesh
     if (userStages == 0) {

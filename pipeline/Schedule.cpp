@@ -278,6 +278,17 @@ Schedule interleavedLists(const ScheduleSpec &s, int64_t extra) {
 
 Schedule buildSchedule(const ScheduleSpec &spec) {
   assert(validate(spec).empty() && "buildSchedule needs a valid spec");
+  if (!spec.backward) {
+    // Nothing is held for a backward, so nothing limits the forwards in
+    // flight: each device runs them as soon as their inputs come.
+    Schedule s{spec, {}};
+    for (const DevicePlan &plan : plans(spec, 0)) {
+      std::vector<Action> &list = s.perDevice.emplace_back();
+      for (auto [c, mb] : plan.forwards)
+        list.push_back({ActionKind::F, c, mb});
+    }
+    return s;
+  }
   if (spec.kind == ScheduleKind::Interleaved) {
     // With p not dividing m the fixed warm-up can cross a forward and a
     // backward between devices; a longer warm-up always works (at the

@@ -60,6 +60,9 @@ struct ScheduleSpec {
   int64_t devices = 1;       // p: device stages
   int64_t microBatches = 1;  // m
   int64_t virtualStages = 1; // v: model stages per device (interleaved)
+  /// False for a forward-only pipeline (evaluation, inference): its lists
+  /// hold F actions only, in the order the schedule runs its forwards.
+  bool backward = true;
 
   int64_t modelStages() const { return devices * virtualStages; }
 };
@@ -86,7 +89,8 @@ struct Schedule {
 ///    an allowed F is ready (or when p - 1 already wait), which fills the
 ///    bubble: (p - 1)(F + B - W) instead of 1F1B's (p - 1)(F + B + W).
 /// Every model stage's backwards come in micro-batch order, so gradients
-/// accumulate in the same order on every schedule.
+/// accumulate in the same order on every schedule. A forward-only spec
+/// gives each device its forwards alone, in the schedule's forward order.
 Schedule buildSchedule(const ScheduleSpec &spec);
 
 /// Relative action costs for predictions. A merged backward (B and W in one

@@ -56,6 +56,8 @@ std::string checkLists(const Schedule &s,
         return where + "there is no micro-batch " +
                std::to_string(a.microBatch) + " (the step has " +
                std::to_string(spec.microBatches) + ")";
+      if (a.kind != ActionKind::F && !spec.backward)
+        return where + "the pipeline is forward-only (no backward pass)";
       if (a.kind == ActionKind::W && !split)
         return where + std::string(scheduleName(spec.kind)) +
                " does not split the backward pass into B and W";
@@ -72,7 +74,8 @@ std::string checkLists(const Schedule &s,
     for (int64_t c = d; c < spec.modelStages(); c += spec.devices)
       for (int64_t mb = 0; mb < spec.microBatches; ++mb)
         for (ActionKind k : {ActionKind::F, ActionKind::B, ActionKind::W}) {
-          if (k == ActionKind::W && !split)
+          if ((k == ActionKind::W && !split) ||
+              (k != ActionKind::F && !spec.backward))
             continue;
           Action a{k, c, mb};
           if (!at.count(a))
@@ -176,6 +179,9 @@ std::string checkSchedule(const Schedule &s, const Dependencies &deps,
       busy += t.end - t.start;
       if (t.action.kind == ActionKind::F)
         peak = std::max(peak, ++held);
+      // Forward-only: nothing is kept for a backward.
+      if (!s.spec.backward)
+        held = 0;
       else if (t.action.kind == (split ? ActionKind::W : ActionKind::B))
         --held;
     }

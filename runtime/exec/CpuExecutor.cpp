@@ -49,6 +49,22 @@ absl::StatusOr<HostTensor> pieceOf(const Input &logical, SbpAttr sbp,
   return t;
 }
 
+/// Appends to `out` where the box of token ids that `coords` reads of
+/// `value` (input #`index`, in run iteration `iteration`) comes from:
+/// "input #0 iteration 2 rows [4, 8): ids.bin@96 ids.bin@0 ...". Nothing for
+/// inputs that are not token ids.
+void describeRead(std::string &out, const Input &value, SbpAttr sbp,
+                  ArrayRef<int64_t> meshShape, ArrayRef<int64_t> coords,
+                  int64_t index, size_t iteration) {
+  Box box = localBox(value.shape(), meshShape, sbp.getEntries(), coords);
+  std::string from = value.sources(box.offsets, box.sizes);
+  if (from.empty() || box.offsets.empty())
+    return;
+  absl::StrAppend(&out, out.empty() ? "" : "; ", "input #", index,
+                  " iteration ", iteration, " rows [", box.offsets[0], ", ",
+                  box.offsets[0] + box.sizes[0], "): ", from);
+}
+
 /// The logical tensor of `logical`'s layout from every mesh position's
 /// piece: partial sums reduced, splits placed.
 absl::StatusOr<HostTensor>
@@ -357,6 +373,48 @@ CpuSession::pieces() {
   return out;
 }
 
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+CpuSession::rowsRead(llvm::StringRef graph, int64_t index) {
+  MeshCache meshes(module);
+  std::vector<std::pair<int64_t, int64_t>> rows;
+  bool found = false;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    StringAttr g = attrs::getGraph(f);
+    if (!g || g.getValue() != graph)
+      continue;
+    found = true;
+    for (int64_t rank : attrs::getRanks(f)) {
+      if (!world.hosts(rank))
+        continue;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+        if (attrs::getArgIndex(f, i) != index)
+          continue;
+        Type logical = attrs::getArgLogicalType(f, i);
+        std::vector<int64_t> shape = shapeOf(logical);
+        if (shape.empty())
+          continue;
+        SbpAttr sbp = getSbp(logical);
+        MeshOp mesh = meshes.lookup(sbp);
+        Box box = localBox(shape, mesh.getShape(), sbp.getEntries(),
+                           delinearize(mesh.getShape(),
+                                       meshes.positionOf(sbp.getMesh(), rank)));
+        rows.emplace_back(box.offsets[0], box.offsets[0] + box.sizes[0]);
+      }
+    }
+  }
+  if (!found)
+    return absl::NotFoundError(
+        absl::StrCat("no per-device programs of @", graph.str()));
+  llvm::sort(rows);
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (auto [begin, end] : rows)
+    if (!merged.empty() && begin <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, end);
+    else
+      merged.emplace_back(begin, end);
+  return merged;
+}
+
 absl::StatusOr<std::map<std::string, HostTensor>> CpuSession::snapshot() {
   MeshCache meshes(module);
   std::map<std::string, HostTensor> out;
@@ -616,6 +674,9 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         .count();
   };
   std::map<int64_t, std::pair<double, double>> readUs; // rank: start, length
+  // With a trace, what each rank read of token-id inputs (Input::sources):
+  // the dataset samples behind its rows, per input and iteration.
+  std::map<int64_t, std::string> readFrom;
   absl::Status prepared = [&]() -> absl::Status {
     for (auto &[rank, f] : programOf) {
       if (!world.hosts(rank))
@@ -639,13 +700,16 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         SbpAttr sbp = getSbp(logical);
         MeshOp mesh = meshes.lookup(sbp);
         std::vector<HostTensor> &out = args.emplace_back();
-        for (const Input &value : values) {
+        std::vector<int64_t> coords = delinearize(
+            mesh.getShape(), meshes.positionOf(sbp.getMesh(), rank));
+        for (auto [iteration, value] : llvm::enumerate(values)) {
           if (absl::Status s = checked(value, index, logical); !s.ok())
             return s;
           absl::StatusOr<HostTensor> piece =
-              pieceOf(value, sbp, mesh.getShape(),
-                      delinearize(mesh.getShape(),
-                                  meshes.positionOf(sbp.getMesh(), rank)));
+              pieceOf(value, sbp, mesh.getShape(), coords);
+          if (options.trace)
+            describeRead(readFrom[rank], value, sbp, mesh.getShape(), coords,
+                         index, iteration);
           if (!piece.ok())
             return absl::Status(piece.status().code(),
                                 absl::StrCat("input #", index, " of @",
@@ -792,7 +856,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     if (options.trace)
       if (auto read = readUs.find(rank); read != readUs.end())
         out.events.push_back({"read inputs", "input", 0, read->second.first,
-                              read->second.second, "", ""});
+                              read->second.second, "", readFrom[rank]});
     for (auto [s, events] : llvm::enumerate(stats->events))
       for (const actor::FiringEvent &e : events)
         out.events.push_back({r.program->nameOf(e.actor),

@@ -192,6 +192,13 @@ public:
     deviceOptions.threads = std::max(1, threads);
   }
 
+  /// The rows of input #`index` of `graph` (ranges of dim 0, [begin, end),
+  /// sorted and merged) that this process's ranks read: what a loader needs
+  /// to fetch ahead. Under mpirun a data-parallel batch's rows divide among
+  /// the processes.
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>>
+  rowsRead(llvm::StringRef graph, int64_t index);
+
 private:
   /// Rank `rank`'s piece of parameter `name` in the layout `local` of the
   /// per-device program, on its device (created on first use). Private:

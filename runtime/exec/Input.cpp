@@ -134,6 +134,22 @@ int64_t idAt(const char *data, int64_t i, Input::IdFormat format) {
 }
 } // namespace
 
+std::string Input::sources(std::span<const int64_t> offsets,
+                           std::span<const int64_t> sizes) const {
+  if (!idFormat)
+    return "";
+  std::string out;
+  for (const Piece &p : pieces) {
+    bool overlaps = true;
+    for (size_t d = 0; d < sizes.size() && overlaps; ++d)
+      overlaps = std::max(offsets[d], p.offsets[d]) <
+                 std::min(offsets[d] + sizes[d], p.offsets[d] + p.shape[d]);
+    if (overlaps)
+      absl::StrAppend(&out, out.empty() ? "" : " ", p.origin, "@", p.position);
+  }
+  return out;
+}
+
 absl::StatusOr<HostTensor> Input::idBox(std::span<const int64_t> offsets,
                                         std::span<const int64_t> sizes) const {
   // Per piece: its overlap with the box, converted id by id. Pieces are

@@ -81,6 +81,12 @@ public:
                                  std::span<const int64_t> sizes) const;
   /// All of it.
   absl::StatusOr<HostTensor> whole() const;
+  /// For token ids (Input::ids): where the box's ids come from, one
+  /// "origin@position" per piece it overlaps (the file and the index of the
+  /// piece's first id there; a dataset's sample), space-separated; empty
+  /// for other inputs. Traces name what each rank read with it.
+  std::string sources(std::span<const int64_t> offsets,
+                      std::span<const int64_t> sizes) const;
   /// Its pieces, in their stored type, and what keeps their memory alive:
   /// for assembling an Input of many files' pieces.
   const std::vector<Piece> &parts() const { return pieces; }

@@ -58,6 +58,42 @@ TEST(PipelineSchedule, EverySmallScheduleChecksAndMatchesTheFormulas) {
     }
 }
 
+// A forward-only pipeline (evaluation, inference) runs its forwards alone,
+// for every schedule and every small p, m and v; a backward in its lists
+// is an error, and so is a forward it never runs.
+TEST(PipelineSchedule, ForwardOnlySchedulesRunEveryForwardOnce) {
+  for (ScheduleKind k : {ScheduleKind::GPipe, ScheduleKind::OneFOneB,
+                         ScheduleKind::Interleaved, ScheduleKind::ZeroBubbleH1})
+    for (int64_t p = 1; p <= 8; ++p)
+      for (int64_t m = 1; m <= 32; ++m)
+        for (int64_t v = 1; v <= (k == ScheduleKind::Interleaved ? 4 : 1);
+             ++v) {
+          ScheduleSpec spec{k, p, m, v, /*backward=*/false};
+          Prediction out = checked(spec);
+          Schedule s = buildSchedule(spec);
+          for (int64_t d = 0; d < p; ++d) {
+            EXPECT_EQ(int64_t(s.perDevice[d].size()), m * v);
+            EXPECT_EQ(out.peakInFlight[d], 1);
+          }
+          // Without a backward, device d starts d steps late, and then
+          // runs without a gap: the bubble of a forward-only pipeline.
+          if (v == 1)
+            EXPECT_NEAR(out.makespan, double(m + p - 1), 1e-12);
+        }
+  ScheduleSpec spec{ScheduleKind::OneFOneB, 2, 2, 1, /*backward=*/false};
+  Schedule s = buildSchedule(spec);
+  Prediction out;
+  s.perDevice[1].push_back(B(1, 0));
+  EXPECT_NE(
+      checkSchedule(s, chainDependencies(spec), {}, out).find("forward-only"),
+      std::string::npos);
+  s = buildSchedule(spec);
+  s.perDevice[0].pop_back();
+  EXPECT_NE(checkSchedule(s, chainDependencies(spec), {}, out)
+                .find("never runs F(0, mb 1)"),
+            std::string::npos);
+}
+
 TEST(PipelineSchedule, OneFOneBHasItsClassicOrder) {
   Schedule s = buildSchedule({ScheduleKind::OneFOneB, 2, 4, 1});
   EXPECT_EQ(s.perDevice[0],
