@@ -305,7 +305,8 @@ std::string addEvalGraph(ModuleOp m, const std::string &graph) {
 /// Session::generate: the graph's one cross-entropy's logits become its
 /// result, and what only the loss needed goes. Returns its name, or ""
 /// when the graph has no single cross-entropy (or cloneGraph refuses).
-std::string addLogitsGraph(ModuleOp m, const std::string &graph) {
+std::string addLogitsGraph(ModuleOp m, const std::string &graph,
+                           std::vector<int64_t> &kept) {
   auto f = m.lookupSymbol<func::FuncOp>(graph);
   int losses = 0;
   if (f)
@@ -329,6 +330,19 @@ std::string addLogitsGraph(ModuleOp m, const std::string &graph) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (&op != ret && op.use_empty() && isMemoryEffectFree(&op))
       op.erase();
+  // Inputs only the loss read (the labels) go too: nothing would decide
+  // their layout on a module of several meshes (pipeline stages).
+  // `kept` maps its inputs to the graph's.
+  llvm::BitVector unused(logits.getNumArguments());
+  kept.clear();
+  for (BlockArgument arg : logits.getArguments()) {
+    if (arg.use_empty())
+      unused.set(arg.getArgNumber());
+    else
+      kept.push_back(arg.getArgNumber());
+  }
+  if (failed(logits.eraseArguments(unused)))
+    return "";
   // A pipeline stage that only computed the loss would have no work left:
   // such a graph cannot generate (its devices would run nothing).
   if (PipelineAttr pipe = attrs::getPipeline(logits)) {
@@ -436,6 +450,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
           absl::StrCat("compiling: ", diags.take("failed")));
   }
   std::string evalGraph, logitsGraph;
+  std::vector<int64_t> logitsInputs; // per logits input, the step's index
   if (!partitioned) {
     bool hasStep = false;
     m.walk([&](SetParamOp) { hasStep = true; });
@@ -461,7 +476,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
         return s;
       if (options.train)
         evalGraph = addEvalGraph(m, graphName);
-      logitsGraph = addLogitsGraph(m, graphName);
+      logitsGraph = addLogitsGraph(m, graphName, logitsInputs);
     }
     // Also for a forward pass: pipeline stages and micro-batches are
     // decided on the logical graph.
@@ -512,9 +527,14 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
       program.logitsGraph = logitsGraph;
       absl::StatusOr<std::vector<Port>> in =
           portsOf(io.inputs, true, logitsGraph);
-      if (in.ok())
+      if (in.ok()) {
         program.logitsPorts = *std::move(in);
-      else
+        // Named as the step's inputs they are, whatever they are called.
+        for (auto [i, port] : llvm::enumerate(program.logitsPorts))
+          if (i < logitsInputs.size() &&
+              logitsInputs[i] < int64_t(program.inputPorts.size()))
+            port.name = program.inputPorts[logitsInputs[i]].name;
+      } else
         program.logitsGraph.clear();
     }
   }

@@ -298,12 +298,14 @@ Session::generate(const std::vector<int64_t> &prompt, int64_t tokens,
     return absl::InvalidArgumentError(
         "Session::generate: tokens, temperature and top_k must not be "
         "negative");
-  // The ids input: the dataset's, else the first integer [batch, seq] one.
+  // The ids input: the dataset's (by name: the logits graph keeps only
+  // the inputs its logits read, so indices may differ), else the first
+  // integer [batch, seq] one.
   const std::vector<Port> &ports = program.logitsPorts;
   const Port *ids = nullptr;
   for (const Port &p : ports)
     if (isInteger(p.type) && p.shape.size() == 2 &&
-        (!ids || (data && p.index == data->inputs)))
+        (!ids || (data && p.name == inputPorts.at(data->inputs).name)))
       ids = &p;
   if (!ids)
     return absl::FailedPreconditionError(

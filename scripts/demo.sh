@@ -3,9 +3,11 @@
 # examples included), then runs the main job on CPU virtual devices:
 #   1. a byte-level GPT (examples/gpt_bytes_2x2.mlir) learns English text:
 #      the fortunes corpus (scripts/corpus.sh), data parallel x tensor
-#      parallel on [dp=2, tp=2]. It prints the plan, a sample before
-#      training, the progress bar (loss, rate, tokens/s), the validation
-#      loss every 300 steps, and a sample after training (docs/data.md);
+#      parallel x pipeline parallel: two pipeline stages, each on its own
+#      [dp=2, tp=2] mesh, 8 CPU devices, each batch in 2 micro-batches
+#      (1F1B). It prints the plan, a sample before training, the progress
+#      bar (loss, rate, tokens/s), the validation loss every 300 steps, and
+#      a sample after training (docs/data.md);
 #   2. examples/gpt_hybrid.cpp: a GPT built with the C++ API, trained on
 #      the same mesh;
 #   3. pc-opt compiles a GPT block from IR text and reports its collectives
@@ -18,9 +20,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PC_BUILD_DIR:-$root/build}
 
 "$root/scripts/setup.sh"
-echo "== 1. a byte-level GPT learns English text (fortunes), DP x TP on cpu:4"
-"$build/bin/pc-run" "$root/examples/gpt_bytes_2x2.mlir" --devices cpu:4 \
-  --plan --train --steps "${PC_DEMO_STEPS:-1200}" --lr 2e-3 --schedule cosine --warmup-steps 50 \
+echo "== 1. a byte-level GPT learns English text (fortunes), DP x TP x PP on cpu:8"
+"$build/bin/pc-run" "$root/examples/gpt_bytes_2x2.mlir" --devices cpu:8 \
+  --stages 2 --micro-batches 2 --plan --train --steps "${PC_DEMO_STEPS:-1200}" --lr 2e-3 --schedule cosine --warmup-steps 50 \
   --min-lr 2e-4 --data "$("$root/scripts/corpus.sh")" --eval-every 300 \
   --eval-batches 16 --generate 240 --prompt "The " --temperature 0.8 \
   --seed 1 "$@"

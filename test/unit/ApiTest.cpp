@@ -754,6 +754,11 @@ TEST(ApiTest, StageScopesPipelineAGraph) {
   }();
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ(program->numDevices(), 2);
+  // Its forward pass, for the validation loss, is pipelined on the same
+  // stages (a forward-only schedule); the plan lists it.
+  EXPECT_TRUE(program->canEvaluate());
+  EXPECT_NE(program->plan().find("also on these ranks: @mlp.eval"),
+            std::string::npos);
   std::vector<double> piped = trainLosses(staged, pipelined, 2);
 
   Graph plain("mlp");
