@@ -5,6 +5,7 @@
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
+#include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "runtime/device/HostMemory.h"
 #include "runtime/exec/KernelRegistry.h"
@@ -111,6 +112,22 @@ std::vector<Parameter> Program::parameters() const {
   return out;
 }
 
+std::map<int64_t, MemoryUse> Program::predictedMemory() const {
+  std::map<int64_t, MemoryUse> out;
+  if (!impl)
+    return out;
+  for (auto f : programs().getOps<func::FuncOp>()) {
+    StringAttr g = attrs::getGraph(f);
+    std::optional<attrs::MemoryUse> use = attrs::getMemoryUse(f);
+    if (!g || g.getValue() != graphName || !use)
+      continue;
+    for (int64_t rank : attrs::getRanks(f))
+      out[rank] = {use->peak,           use->parameters,  use->gradients,
+                   use->optimizerState, use->activations, use->workspace};
+  }
+  return out;
+}
+
 std::string Program::plan() const {
   if (!impl)
     return "";
@@ -156,6 +173,8 @@ std::string Program::plan() const {
     for (auto &[kind, n] : kinds)
       os << ", " << n << " " << kind;
     os << "\n";
+    if (std::optional<attrs::MemoryUse> use = attrs::getMemoryUse(f))
+      os << "  memory: " << describeMemory(*use) << "\n";
     if (std::optional<SmallVector<ActionAttr>> order = attrs::getSchedule(f)) {
       os << "  schedule:";
       for (ActionAttr a : *order)
@@ -445,6 +464,9 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     Diagnostics diags(m.getContext());
     PassManager pm = PassManager::on<ModuleOp>(m.getContext());
     pm.addPass(createPipelineSchedule());
+    MemoryPlanOptions memory;
+    memory.deviceMemory = options.deviceMemory;
+    pm.addPass(createMemoryPlan(memory));
     if (failed(pm.run(m)))
       return absl::InvalidArgumentError(
           absl::StrCat("compiling: ", diags.take("failed")));
@@ -485,6 +507,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     // The logical step, for inputs that fit it (ids within their tables).
     impl->logical = OwningOpRef<ModuleOp>(m.clone());
     CompilePipelineOptions distribute;
+    distribute.memory.deviceMemory = options.deviceMemory;
     if (absl::Status s = runPipeline(m, distribute); !s.ok())
       return s;
   }

@@ -66,6 +66,19 @@ struct CompileOptions {
   /// pass; the graph needs a loss.
   bool train = false;
   OptimizerOptions optimizer;
+  /// Bytes of memory per device (0: no limit). A program whose predicted
+  /// peak exceeds it fails to compile, naming its ranks and what the peak
+  /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory
+  /// for the allocator to enforce it.
+  int64_t deviceMemory = 0;
+};
+
+/// A device's predicted memory (--pc-memory-plan), in bytes: the peak, and
+/// what is live at it.
+struct MemoryUse {
+  int64_t peak = 0;
+  int64_t parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
+          workspace = 0;
 };
 
 /// An input or output of a compiled program, in the logical signature.
@@ -105,8 +118,11 @@ public:
   /// The per-device programs as IR text.
   std::string str() const;
   /// A summary: meshes, per-device programs and their ranks, collectives
-  /// by kind.
+  /// by kind, predicted memory.
   std::string plan() const;
+  /// Per global rank, the predicted peak memory of one step and what is
+  /// live at it (docs/memory.md).
+  std::map<int64_t, MemoryUse> predictedMemory() const;
   /// The predicted pipeline schedule as an SVG timeline (one row per
   /// stage); empty when the program is not pipelined.
   std::string scheduleSvg() const;
@@ -200,6 +216,10 @@ struct SessionOptions {
   /// builds the same program and makes the same calls; outputs and losses
   /// are the same on every process.
   runtime::WorldOptions world;
+  /// Bytes of memory per device (0: no limit): an allocation past it fails
+  /// the step with an error naming the device. Compile with the same
+  /// CompileOptions::deviceMemory to fail before anything runs instead.
+  int64_t deviceMemory = 0;
 };
 
 /// Training on a dataset (docs/data.md).

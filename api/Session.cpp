@@ -61,6 +61,7 @@ Session::create(const Program &program, const SessionOptions &options) {
   int64_t onNode = 1;
   if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
     onNode = std::max(1, std::atoi(n));
+  s->cpu->setDeviceCapacity(options.deviceMemory);
   s->cpu->setThreadsPerDevice(
       static_cast<int>(options.threadsPerDevice > 0
                            ? options.threadsPerDevice

@@ -66,7 +66,10 @@ def Pc_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$micro_batch,
     // On a pc.param that pc-optimizer added for its state (moments, the
     // step counter): a checkpoint holds it, model weights do not.
-    "::mlir::UnitAttr":$optimizer_state
+    "::mlir::UnitAttr":$optimizer_state,
+    // On a per-device program (pc-memory-plan): its predicted peak device
+    // memory and what is live at that peak, in bytes.
+    "::mlir::DictionaryAttr":$memory
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -78,6 +78,15 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
                              "on a func.func");
     return success();
   }
+  if (name == pc::attrs::kMemory) {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    if (!onFunc || !dict || !pc::attrs::getMemoryUse(op))
+      return op->emitOpError(
+          "'pc.memory' must be a dictionary of i64 byte counts (peak, "
+          "parameters, gradients, optimizer_state, activations, workspace) "
+          "on a func.func");
+    return success();
+  }
   if (name == pc::attrs::kMicroBatch) {
     if (!onFunc || !isa<DenseI64ArrayAttr>(value))
       return op->emitOpError("'pc.micro_batch' must be an array<i64> on a "

@@ -113,6 +113,40 @@ void setStage(Operation *op, int64_t stage) {
               IntegerAttr::get(IntegerType::get(op->getContext(), 64), stage));
 }
 
+namespace {
+/// MemoryUse's fields, as the dictionary names them.
+constexpr std::pair<const char *, int64_t MemoryUse::*> kMemoryFields[] = {
+    {"peak", &MemoryUse::peak},
+    {"parameters", &MemoryUse::parameters},
+    {"gradients", &MemoryUse::gradients},
+    {"optimizer_state", &MemoryUse::optimizerState},
+    {"activations", &MemoryUse::activations},
+    {"workspace", &MemoryUse::workspace},
+};
+} // namespace
+
+std::optional<MemoryUse> getMemoryUse(Operation *f) {
+  auto dict = f->getAttrOfType<DictionaryAttr>(kMemory);
+  if (!dict)
+    return std::nullopt;
+  MemoryUse use;
+  for (auto [name, field] : kMemoryFields) {
+    auto value = dict.getAs<IntegerAttr>(name);
+    if (!value)
+      return std::nullopt;
+    use.*field = value.getInt();
+  }
+  return use;
+}
+
+void setMemoryUse(Operation *f, const MemoryUse &use) {
+  Builder b(f->getContext());
+  SmallVector<NamedAttribute> fields;
+  for (auto [name, field] : kMemoryFields)
+    fields.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(use.*field)));
+  f->setAttr(kMemory, b.getDictionaryAttr(fields));
+}
+
 bool isOptimizerState(Operation *param) {
   return param->hasAttr(kOptimizerState);
 }

@@ -58,6 +58,8 @@ inline constexpr llvm::StringLiteral kMicroBatch =
     PcDialect::MicroBatchAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kOptimizerState =
     PcDialect::OptimizerStateAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kMemory =
+    PcDialect::MemoryAttrHelper::getNameStr();
 
 /// A parameter that holds optimizer state (pc-optimizer adds them), not a
 /// model weight.
@@ -73,6 +75,21 @@ void setGraph(mlir::Operation *op, llvm::StringRef graph);
 /// The ranks that run the per-device program `op` (empty when not one).
 llvm::ArrayRef<int64_t> getRanks(mlir::Operation *op);
 void setRanks(mlir::Operation *op, llvm::ArrayRef<int64_t> ranks);
+
+/// A per-device program's predicted device memory (pc-memory-plan), in
+/// bytes: the peak, and what is live at it by kind. Parameters and
+/// optimizer state are the stored pieces (and, during the update, their
+/// new values); gradients, what the backward pass made; activations, what
+/// the forward pass made and the inputs; workspace, the optimizer's
+/// temporaries and constants.
+struct MemoryUse {
+  int64_t peak = 0;
+  int64_t parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
+          workspace = 0;
+  friend bool operator==(const MemoryUse &, const MemoryUse &) = default;
+};
+std::optional<MemoryUse> getMemoryUse(mlir::Operation *f);
+void setMemoryUse(mlir::Operation *f, const MemoryUse &use);
 
 //===--- Ops after SBP propagation ----------------------------------------===//
 

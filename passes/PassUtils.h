@@ -16,6 +16,9 @@ mlir::RankedTensorType withSbp(mlir::Type type, SbpAttr sbp);
 SbpAttr makeSbp(mlir::MLIRContext *context, mlir::FlatSymbolRefAttr mesh,
                 llvm::ArrayRef<SbpEntry> entries);
 
+/// "ranks [0, 1]": the ranks of per-device program `f`, for messages.
+std::string ranksText(mlir::func::FuncOp f);
+
 /// Calls `fn` on every func.func of `module` with a body, in order.
 template <typename Fn> void forEachGraph(mlir::ModuleOp module, Fn fn) {
   for (auto f : module.getOps<mlir::func::FuncOp>())

@@ -28,6 +28,9 @@ struct CompilePipelineOptions {
   /// Before partitioning, fold elementwise work into its neighbours
   /// (--pc-fuse).
   bool fuse = true;
+  /// After partitioning: each program's predicted memory, against a
+  /// budget (--pc-memory-plan).
+  MemoryPlanOptions memory;
 };
 
 /// The one pipeline from a logical graph to per-device programs: autodiff

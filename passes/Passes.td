@@ -117,6 +117,46 @@ def PipelineSchedule : Pass<"pc-pipeline-schedule", "::mlir::ModuleOp"> {
   ];
 }
 
+def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
+  let summary = "Predicts each per-device program's peak memory, against a budget";
+  let description = [{
+    Runs last, on per-device programs. Replays each program's allocations in
+    the order the runtime runs it (program order, or a pipelined program's
+    schedule) the way the executor makes and drops tensors: stored
+    parameter and optimizer-state pieces live throughout (the old piece of
+    a `pc.set_param` goes once nothing reads it), inputs until their last
+    use, constants throughout, every other result from its op to its last
+    use, except views (a reshape; a collective over axes of one member).
+    Each program gets `pc.memory`: the predicted peak and what is live at
+    it, as parameters, gradients, optimizer state, activations (the
+    forward pass's values and the inputs) and workspace (the optimizer's
+    temporaries, constants).
+
+    With `device-memory` (bytes per device), a program whose peak exceeds
+    it is an error that names its ranks and the breakdown, before anything
+    runs.
+
+    ```mlir
+    // output
+    func.func @mlp.part0(...) attributes {pc.graph = "mlp", pc.memory = {
+        activations = 8704 : i64, gradients = 4224 : i64,
+        optimizer_state = 8448 : i64, parameters = 4224 : i64,
+        peak = 25600 : i64, workspace = 0 : i64}, pc.ranks = array<i64: 0>}
+    ```
+  }];
+  let dependentDialects = ["::pc::PcDialect"];
+  let options = [
+    Option<"deviceMemory", "device-memory", "int64_t", "0",
+           "Bytes of memory per device; a program that needs more is an "
+           "error (0: no limit)">,
+    Option<"report", "report", "bool", "false",
+           "Print each program's predicted peak and its breakdown">,
+  ];
+  let statistics = [
+    Statistic<"numPrograms", "programs", "Programs given a memory plan">,
+  ];
+}
+
 def Autodiff : Pass<"pc-autodiff", "::mlir::ModuleOp"> {
   let summary = "Builds the backward pass of a logical graph with a loss";
   let description = [{

@@ -33,14 +33,6 @@ ActionAttr toAttr(MLIRContext *ctx, const pipeline::Action &a) {
                          a.microBatch);
 }
 
-std::string ranksText(func::FuncOp f) {
-  std::string out = "ranks [";
-  llvm::raw_string_ostream os(out);
-  llvm::interleaveComma(attrs::getRanks(f), os);
-  os << "]";
-  return out;
-}
-
 /// Tags `f`'s untagged ops: with the earliest action (in `order`) among
 /// their users (a receive, a boxing step before its consumer), else with
 /// the latest among their operands' producers (a send, the optimizer after

@@ -26,6 +26,7 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
   pm.addPass(createOptimizeBoxing());
   pm.addPass(createPartition());
   pm.addPass(createPipelineSchedule());
+  pm.addPass(createMemoryPlan(options.memory));
 }
 
 void pc::registerDistributePipeline() {
@@ -35,6 +36,6 @@ void pc::registerDistributePipeline() {
       "pc-insert-boxing, pc-optimize-boxing, pc-lower-boxing, "
       "pc-optimize-boxing, pc-partition (and for pipelined graphs "
       "pc-pipeline-split and pc-micro-batch first, pc-pipeline-schedule "
-      "last)",
+      "after), pc-memory-plan",
       [](mlir::OpPassManager &pm) { buildCompilePipeline(pm, {}); });
 }

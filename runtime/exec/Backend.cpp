@@ -11,7 +11,7 @@ std::vector<Backend> availableBackends() {
   cpu.kind = "cpu";
   cpu.makeDevice = [](int64_t rank, const DeviceOptions &options)
       -> absl::StatusOr<std::unique_ptr<Device>> {
-    return std::make_unique<CpuDevice>(static_cast<int>(rank), 0,
+    return std::make_unique<CpuDevice>(static_cast<int>(rank), options.capacity,
                                        options.threads);
   };
   // The world's endpoint: shared memory between the ranks of a process, MPI

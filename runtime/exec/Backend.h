@@ -27,6 +27,9 @@ namespace pc::runtime {
 struct DeviceOptions {
   /// Threads of the device's kernels (at least 1).
   int threads = 1;
+  /// Bytes of memory the device may hold (0: no limit); an allocation past
+  /// it fails with ResourceExhausted naming the device.
+  int64_t capacity = 0;
 };
 
 struct Backend {

@@ -191,6 +191,11 @@ public:
   void setThreadsPerDevice(int threads) {
     deviceOptions.threads = std::max(1, threads);
   }
+  /// Bytes each device may hold (0: no limit); as setThreadsPerDevice, for
+  /// devices made after the call.
+  void setDeviceCapacity(int64_t bytes) {
+    deviceOptions.capacity = std::max<int64_t>(0, bytes);
+  }
 
   /// The rows of input #`index` of `graph` (ranges of dim 0, [begin, end),
   /// sorted and merged) that this process's ranks read: what a loader needs

@@ -69,6 +69,11 @@ uint32_t RankProgram::addActor(std::string name, uint32_t stream,
   a.numResults = numResults;
   a.stream = stream;
   a.registers.resize(registers);
+  a.readers.assign(numResults, 0);
+  a.unread = std::make_unique<std::atomic<uint32_t>[]>(
+      static_cast<size_t>(registers) * numResults);
+  for (auto [producer, result] : inputs)
+    ++actors[producer].readers[result];
   actor::ActorSpec spec;
   spec.name = std::move(name);
   spec.stream = stream;
@@ -89,9 +94,22 @@ uint32_t RankProgram::addActor(std::string name, uint32_t stream,
     }
     std::vector<std::shared_ptr<const Tensor>> out(a.numResults);
     KernelIO io{contexts[a.stream], in, shared, out};
-    if (absl::Status s = fire(io, iteration); !s.ok())
-      return s;
-    a.registers[iteration % a.registers.size()] = std::move(out);
+    absl::Status fired = fire(io, iteration);
+    // This read is done: the last one lets the tensor go (with `shared`,
+    // as this returns).
+    for (auto [producer, result] : a.inputs) {
+      Actor &p = actors[producer];
+      size_t at = (iteration % p.registers.size()) * p.numResults + result;
+      if (p.unread[at].fetch_sub(1, std::memory_order_acq_rel) == 1)
+        p.registers[iteration % p.registers.size()][result].reset();
+    }
+    if (!fired.ok())
+      return fired;
+    size_t slot = iteration % a.registers.size();
+    a.registers[slot] = std::move(out);
+    for (unsigned r = 0; r < a.numResults; ++r)
+      a.unread[slot * a.numResults + r].store(a.readers[r],
+                                              std::memory_order_relaxed);
     return absl::OkStatus();
   };
   actions.push_back(Attribute());

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -127,6 +128,13 @@ private:
     unsigned numResults = 0;
     uint32_t stream = 0;
     std::vector<std::vector<std::shared_ptr<const Tensor>>> registers;
+    /// Per result, how many inputs of other actors read it; per (register,
+    /// result), how many of those reads of the iteration it holds have not
+    /// finished. The last reader drops the tensor when its kernel ends,
+    /// rather than when the dispatcher hears of it (onFree): on a stream
+    /// that runs ahead of the dispatcher, memory would otherwise lag.
+    std::vector<uint32_t> readers;
+    std::unique_ptr<std::atomic<uint32_t>[]> unread;
   };
 
   uint32_t addActor(std::string name, uint32_t stream,

@@ -51,6 +51,28 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// "64MiB", "1.5GiB", "100MB" or "1000000" (bytes) as bytes; "" is 0 (no
+/// limit); nothing when malformed.
+std::optional<int64_t> parseBytes(llvm::StringRef text) {
+  text = text.trim();
+  if (text.empty())
+    return 0;
+  static const std::pair<const char *, double> kUnits[] = {
+      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},
+      {"B", 1.0}};
+  double scale = 1;
+  for (auto [unit, factor] : kUnits)
+    if (text.consume_back(unit)) {
+      scale = factor;
+      break;
+    }
+  double value = 0;
+  if (text.trim().getAsDouble(value) || !(value > 0) || value * scale > 1e18)
+    return std::nullopt;
+  return static_cast<int64_t>(value * scale);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -94,6 +116,13 @@ int main(int argc, char **argv) {
       "threads-per-device",
       cl::desc("Threads of each device's kernels (default: cores / devices)"),
       cl::init(0), cl::cat(runCat));
+  cl::OptionCategory memoryCat("Memory");
+  cl::opt<std::string> deviceMemory(
+      "device-memory",
+      cl::desc("Memory of each device, e.g. 64MiB or 2GiB (bytes without a "
+               "unit): a program whose predicted peak needs more fails to "
+               "compile, and the allocator enforces it"),
+      cl::cat(memoryCat));
   // Pipelines.
   cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
   cl::opt<int> stages(
@@ -277,7 +306,13 @@ int main(int argc, char **argv) {
   if (stages < 1 || virtualStages < 1 || microBatches < 1)
     return fail("--stages, --virtual-stages and --micro-batches must be at "
                 "least 1");
+  std::optional<int64_t> memoryBytes = parseBytes(deviceMemory);
+  if (!memoryBytes)
+    return fail("--device-memory must be a size such as 64MiB, 2GiB or "
+                "1000000 (bytes), not '" +
+                deviceMemory + "'");
   pc::api::CompileOptions compileOptions;
+  compileOptions.deviceMemory = *memoryBytes;
   compileOptions.train = train;
   compileOptions.stages = stages;
   compileOptions.virtualStages = virtualStages;
@@ -317,6 +352,7 @@ int main(int argc, char **argv) {
   sessionOptions.devices = numDevices;
   sessionOptions.seed = seed;
   sessionOptions.threadsPerDevice = threadsPerDevice;
+  sessionOptions.deviceMemory = *memoryBytes;
   sessionOptions.world.devicesPerProcess = numDevices;
   sessionOptions.world.timeoutSeconds = timeout;
   sessionOptions.world.checkDesync = desyncCheck;

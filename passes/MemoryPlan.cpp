@@ -1,0 +1,442 @@
+//===- MemoryPlan.cpp - --pc-memory-plan ----------------------------------===//
+//
+// Predicts each per-device program's peak device memory by replaying its
+// allocations in the order the runtime runs it, the way the executor makes
+// and drops tensors:
+//  - the stored pieces of parameters and optimizer state are live from the
+//    start; a pc.set_param makes its value the stored piece, and the old
+//    piece goes once nothing reads it (so during the update a parameter is
+//    held twice, briefly);
+//  - inputs are uploaded before the first op and go after their last use;
+//    constants are made once, when the program is bound, and stay;
+//  - every other result is allocated when its op runs and freed after its
+//    last use, except views: a reshape shares its operand's memory, and a
+//    collective over mesh axes of one member passes its operand on;
+//  - results are kept to the end (they are downloaded).
+// The order is program order, or, in a pipelined program, its schedule's
+// actions in turn (each action's ops in program order), as the runtime
+// fires them. The streams of one rank overlap a little in reality; the
+// replay is one sequence, so a prediction can be a few percent off the
+// allocator's measured peak (docs/memory.md states the measured gap).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/MemoryPlan.h"
+
+#include "dialect/ProgramAttrs.h"
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/Format.h"
+
+#include "llvm/Support/raw_ostream.h"
+#include <deque>
+
+namespace pc {
+#define GEN_PASS_DEF_MEMORYPLAN
+#include "passes/Passes.h.inc"
+} // namespace pc
+
+using namespace mlir;
+using namespace pc;
+
+namespace {
+
+enum class Kind {
+  Parameters,
+  Gradients,
+  OptimizerState,
+  Activations,
+  Workspace
+};
+
+int64_t bytesOf(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  if (!r)
+    return 0;
+  return r.getNumElements() * ((r.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// Whether the runtime gives `op`'s result its operand's memory.
+bool isView(Operation *op) {
+  if (isa<ReshapeOp>(op))
+    return true;
+  if (op->getNumOperands() != 1 || op->getNumResults() != 1 ||
+      op->getOperand(0).getType() != op->getResult(0).getType())
+    return false;
+  auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+  if (!mesh || !axes)
+    return false;
+  auto m = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, mesh);
+  if (!m)
+    return false;
+  int64_t members = 1;
+  for (int64_t a : axes.asArrayRef())
+    members *= m.getShape()[a];
+  return members == 1;
+}
+
+/// What each op's results are for: the optimizer's work (it reads
+/// optimizer state or the learning rate), the forward pass (the loss
+/// depends on it; in a pipelined program, an F action) or the backward.
+struct Roles {
+  DenseSet<Operation *> update, forward;
+};
+
+Roles rolesOf(func::FuncOp f) {
+  Roles roles;
+  Block &body = f.getBody().front();
+  Operation *ret = body.getTerminator();
+  DenseSet<Value> fromUpdate;
+  for (BlockArgument arg : f.getArguments())
+    if (StringAttr name = attrs::getArgName(f, arg.getArgNumber());
+        name && name.getValue() == "lr")
+      fromUpdate.insert(arg);
+  for (Operation &op : body.without_terminator()) {
+    bool update = false;
+    if (auto get = dyn_cast<GetParamOp>(op)) {
+      auto param =
+          SymbolTable::lookupNearestSymbolFrom<ParamOp>(&op, get.getNameAttr());
+      update = param && attrs::isOptimizerState(param);
+    }
+    for (Value v : op.getOperands())
+      update |= fromUpdate.contains(v);
+    if (update) {
+      roles.update.insert(&op);
+      for (Value r : op.getResults())
+        fromUpdate.insert(r);
+    }
+  }
+  bool scheduled = attrs::getSchedule(f).has_value();
+  if (scheduled) {
+    for (Operation &op : body.without_terminator())
+      if (ActionAttr a = attrs::getAction(&op);
+          a && a.getKind() == PipelineActionKind::F)
+        roles.forward.insert(&op);
+    return roles;
+  }
+  // The loss's ancestors; without a loss (a forward program) every op.
+  SmallVector<Value> work;
+  for (auto [i, v] : llvm::enumerate(ret->getOperands()))
+    if (attrs::isLoss(f, i))
+      work.push_back(v);
+  if (work.empty()) {
+    for (Operation &op : body.without_terminator())
+      roles.forward.insert(&op);
+    return roles;
+  }
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !roles.forward.insert(def).second)
+      continue;
+    for (Value v : def->getOperands())
+      work.push_back(v);
+  }
+  return roles;
+}
+
+/// Whether the runtime runs `op` on the communication stream, whose ops
+/// keep their program order.
+bool isComm(Operation *op) {
+  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+             LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);
+}
+
+/// The ops in the order the runtime runs them. An actor fires once its
+/// inputs are there; the ordered ones (communication, and in a pipelined
+/// program everything, by its schedule's actions) also after the ordered
+/// one before them. The replay takes ready ops first come, first served:
+/// a compute op that needs only parameters runs at the start, however late
+/// the program lists it, and its result waits there for its users.
+SmallVector<Operation *> runOrder(func::FuncOp f) {
+  Block &body = f.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  // The ordered ops, in their order.
+  SmallVector<Operation *> ordered;
+  if (std::optional<SmallVector<ActionAttr>> schedule = attrs::getSchedule(f)) {
+    DenseMap<Attribute, SmallVector<Operation *>> ofAction;
+    for (Operation *op : ops)
+      if (ActionAttr a = attrs::getAction(op))
+        ofAction[a].push_back(op);
+    for (ActionAttr a : *schedule)
+      ordered.append(ofAction[a]);
+  } else {
+    for (Operation *op : ops)
+      if (isComm(op))
+        ordered.push_back(op);
+  }
+  DenseMap<Operation *, int64_t> waiting; // operands not yet made
+  DenseMap<Operation *, size_t> place;    // in `ordered`
+  for (auto [i, op] : llvm::enumerate(ordered))
+    place[op] = i;
+  for (Operation *op : ops)
+    for (Value v : op->getOperands())
+      waiting[op] += v.getDefiningOp() != nullptr;
+  size_t nextOrdered = 0;
+  std::deque<Operation *> ready;
+  SmallVector<Operation *> offerLater; // the next ordered op, once it is
+  DenseSet<Operation *> queued;
+  auto offer = [&](Operation *op) {
+    if (waiting[op] > 0 || queued.contains(op))
+      return;
+    auto p = place.find(op);
+    if (p != place.end() && p->second != nextOrdered)
+      return;
+    queued.insert(op);
+    ready.push_back(op);
+    if (p != place.end()) {
+      ++nextOrdered;
+      if (nextOrdered < ordered.size())
+        offerLater.push_back(ordered[nextOrdered]);
+    }
+  };
+  SmallVector<Operation *> order;
+  for (Operation *op : ops)
+    offer(op);
+  while (!ready.empty() || !offerLater.empty()) {
+    // The next ordered op may have become offerable.
+    while (!offerLater.empty()) {
+      Operation *op = offerLater.pop_back_val();
+      offer(op);
+    }
+    if (ready.empty())
+      break;
+    Operation *op = ready.front();
+    ready.pop_front();
+    order.push_back(op);
+    for (Value r : op->getResults())
+      for (Operation *user : r.getUsers())
+        if (user->getBlock() == &body && !isa<func::ReturnOp>(user)) {
+          --waiting[user];
+          offer(user);
+        }
+  }
+  // Anything the replay could not reach (a malformed order) keeps its
+  // program place, after the rest.
+  if (order.size() < ops.size())
+    for (Operation *op : ops)
+      if (!queued.contains(op))
+        order.push_back(op);
+  return order;
+}
+
+/// One buffer: its bytes, what it is, and how many uses are left.
+struct Buffer {
+  int64_t bytes = 0;
+  Kind kind = Kind::Activations;
+  int64_t uses = 0;
+  bool kept = false; // a stored piece, a constant or a result
+  bool live = true;
+};
+
+class Replay {
+public:
+  explicit Replay(func::FuncOp f) : f(f), roles(rolesOf(f)) {}
+
+  attrs::MemoryUse run() {
+    Block &body = f.getBody().front();
+    Operation *ret = body.getTerminator();
+    // The stored pieces, the inputs and the constants come first.
+    for (Operation &op : body.without_terminator())
+      if (auto get = dyn_cast<GetParamOp>(op))
+        bufferOf[get.getResult()] = storedPiece(get.getNameAttr(), get);
+      else if (isa<ConstantOp, PieceOffsetOp>(op))
+        bufferOf[op.getResult(0)] =
+            add({bytesOf(op.getResult(0).getType()), Kind::Workspace, 0, true});
+    for (BlockArgument arg : f.getArguments())
+      bufferOf[arg] = add({bytesOf(arg.getType()), Kind::Activations, 0});
+    // Their readers; other buffers count theirs when they are made.
+    for (Operation &op : body.without_terminator())
+      for (Value v : op.getOperands())
+        if (auto it = bufferOf.find(v); it != bufferOf.end())
+          ++buffers[it->second].uses;
+    note();
+    for (Operation *op : runOrder(f)) {
+      allocate(op);
+      // Results are downloaded at the end: kept.
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *u) { return u == ret; }))
+          buffers[bufferOf.lookup(r)].kept = true;
+      note();
+      release(op);
+    }
+    return best;
+  }
+
+private:
+  size_t add(Buffer b) {
+    buffers.push_back(b);
+    now += b.bytes;
+    return buffers.size() - 1;
+  }
+
+  /// The buffer of parameter `name`'s stored piece (one per parameter).
+  size_t storedPiece(FlatSymbolRefAttr name, Operation *reader) {
+    auto it = pieceOf.find(name.getAttr());
+    if (it != pieceOf.end())
+      return it->second;
+    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(reader, name);
+    Kind kind = param && attrs::isOptimizerState(param) ? Kind::OptimizerState
+                                                        : Kind::Parameters;
+    size_t b = add({bytesOf(reader->getResult(0).getType()), kind, 0, true});
+    pieceOf[name.getAttr()] = b;
+    return b;
+  }
+
+  void allocate(Operation *op) {
+    if (isa<GetParamOp, ConstantOp, PieceOffsetOp>(op))
+      return;
+    if (auto set = dyn_cast<SetParamOp>(op)) {
+      // The value becomes the stored piece; the old one goes once read.
+      size_t value = bufferOf.lookup(set.getValue());
+      auto param =
+          SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, set.getNameAttr());
+      buffers[value].kind = param && attrs::isOptimizerState(param)
+                                ? Kind::OptimizerState
+                                : Kind::Parameters;
+      auto old = pieceOf.find(set.getNameAttr().getAttr());
+      if (old != pieceOf.end() && old->second != value) {
+        buffers[old->second].kept = false;
+        drop(old->second);
+      }
+      pieceOf[set.getNameAttr().getAttr()] = value;
+      buffers[value].kept = true;
+      return;
+    }
+    if (isView(op)) {
+      size_t b = bufferOf.lookup(op->getOperand(0));
+      bufferOf[op->getResult(0)] = b;
+      buffers[b].uses += usesOf(op->getResult(0));
+      return;
+    }
+    Kind kind = roles.update.contains(op)    ? Kind::Workspace
+                : roles.forward.contains(op) ? Kind::Activations
+                                             : Kind::Gradients;
+    for (Value r : op->getResults()) {
+      size_t b = add({bytesOf(r.getType()), kind, usesOf(r)});
+      bufferOf[r] = b;
+    }
+  }
+
+  int64_t usesOf(Value v) {
+    int64_t n = 0;
+    for (OpOperand &u : v.getUses())
+      n += !isa<func::ReturnOp>(u.getOwner());
+    return n;
+  }
+
+  void release(Operation *op) {
+    for (Value v : op->getOperands())
+      if (auto it = bufferOf.find(v); it != bufferOf.end()) {
+        --buffers[it->second].uses;
+        drop(it->second);
+      }
+    // Results nothing reads go at once.
+    for (Value r : op->getResults())
+      if (auto it = bufferOf.find(r); it != bufferOf.end())
+        drop(it->second);
+  }
+
+  void drop(size_t b) {
+    Buffer &buf = buffers[b];
+    if (buf.live && !buf.kept && buf.uses <= 0) {
+      buf.live = false;
+      now -= buf.bytes;
+    }
+  }
+
+  void note() {
+    if (now <= best.peak && best.peak > 0)
+      return;
+    best = {};
+    best.peak = now;
+    for (const Buffer &b : buffers) {
+      if (!b.live)
+        continue;
+      switch (b.kind) {
+      case Kind::Parameters:
+        best.parameters += b.bytes;
+        break;
+      case Kind::Gradients:
+        best.gradients += b.bytes;
+        break;
+      case Kind::OptimizerState:
+        best.optimizerState += b.bytes;
+        break;
+      case Kind::Activations:
+        best.activations += b.bytes;
+        break;
+      case Kind::Workspace:
+        best.workspace += b.bytes;
+        break;
+      }
+    }
+  }
+
+  func::FuncOp f;
+  Roles roles;
+  std::vector<Buffer> buffers;
+  DenseMap<Value, size_t> bufferOf;
+  DenseMap<Attribute, size_t> pieceOf;
+  int64_t now = 0;
+  attrs::MemoryUse best;
+};
+
+struct MemoryPlanPass : public pc::impl::MemoryPlanBase<MemoryPlanPass> {
+  using MemoryPlanBase::MemoryPlanBase;
+
+  void runOnOperation() override {
+    bool failedBudget = false;
+    forEachGraph(getOperation(), [&](func::FuncOp f) {
+      if (!attrs::getGraph(f))
+        return;
+      attrs::MemoryUse use = predictMemory(f);
+      attrs::setMemoryUse(f, use);
+      ++numPrograms;
+      if (report)
+        llvm::outs() << "@" << f.getSymName() << " (" << ranksText(f)
+                     << "): " << describeMemory(use) << "\n";
+      if (deviceMemory > 0 && use.peak > deviceMemory) {
+        f.emitOpError() << "needs " << formatBytes(use.peak) << " on "
+                        << ranksText(f) << " (" << describeMemory(use)
+                        << "), more than the device memory of "
+                        << formatBytes(deviceMemory);
+        failedBudget = true;
+      }
+    });
+    if (failedBudget)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+attrs::MemoryUse pc::predictMemory(func::FuncOp program) {
+  return Replay(program).run();
+}
+
+std::string pc::formatBytes(int64_t bytes) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (bytes < 1024)
+    os << bytes << " B";
+  else if (bytes < (int64_t(1) << 20))
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else if (bytes < (int64_t(1) << 30))
+    os << llvm::format("%.1f MiB", bytes / double(1 << 20));
+  else
+    os << llvm::format("%.2f GiB", bytes / double(int64_t(1) << 30));
+  return out;
+}
+
+std::string pc::describeMemory(const attrs::MemoryUse &use) {
+  return "peak " + formatBytes(use.peak) + ": parameters " +
+         formatBytes(use.parameters) + ", gradients " +
+         formatBytes(use.gradients) + ", optimizer state " +
+         formatBytes(use.optimizerState) + ", activations " +
+         formatBytes(use.activations) + ", workspace " +
+         formatBytes(use.workspace);
+}
