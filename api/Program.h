@@ -219,6 +219,10 @@ struct SessionOptions {
   /// Bytes of memory per device (0: no limit): an allocation past it fails
   /// the step with an error naming the device. Compile with the same
   /// CompileOptions::deviceMemory to fail before anything runs instead.
+  /// The prediction is of one step run on its own (trainStep(), or
+  /// train(1)): train(n) overlaps n steps in one run, which holds more (the
+  /// parameters and optimizer state from before the run, to roll back to,
+  /// and the next steps' early work; docs/memory.md).
   int64_t deviceMemory = 0;
 };
 

@@ -15,9 +15,9 @@
 //  - results are kept to the end (they are downloaded).
 // The order is program order, or, in a pipelined program, its schedule's
 // actions in turn (each action's ops in program order), as the runtime
-// fires them. The streams of one rank overlap a little in reality; the
-// replay is one sequence, so a prediction can be a few percent off the
-// allocator's measured peak (docs/memory.md states the measured gap).
+// fires them: ready ops first come, first served. It predicts one step
+// run on its own; steps that overlap as iterations of one run hold more
+// (docs/memory.md), which is why a budget runs one step per run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,12 +207,19 @@ SmallVector<Operation *> runOrder(func::FuncOp f) {
     Operation *op = ready.front();
     ready.pop_front();
     order.push_back(op);
+    // Its users, told in program order (as the runtime's consumers are).
+    SmallVector<Operation *> users;
     for (Value r : op->getResults())
       for (Operation *user : r.getUsers())
         if (user->getBlock() == &body && !isa<func::ReturnOp>(user)) {
           --waiting[user];
-          offer(user);
+          users.push_back(user);
         }
+    llvm::sort(users, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *user : users)
+      offer(user);
   }
   // Anything the replay could not reach (a malformed order) keeps its
   // program place, after the rest.

@@ -121,7 +121,8 @@ int main(int argc, char **argv) {
       "device-memory",
       cl::desc("Memory of each device, e.g. 64MiB or 2GiB (bytes without a "
                "unit): a program whose predicted peak needs more fails to "
-               "compile, and the allocator enforces it"),
+               "compile, and the allocator enforces it; training then runs "
+               "one step per run (--steps-per-run 1), as predicted"),
       cl::cat(memoryCat));
   // Pipelines.
   cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
@@ -311,6 +312,9 @@ int main(int argc, char **argv) {
     return fail("--device-memory must be a size such as 64MiB, 2GiB or "
                 "1000000 (bytes), not '" +
                 deviceMemory + "'");
+  // The prediction is of one step on its own: overlapped steps hold more.
+  if (*memoryBytes > 0)
+    stepsPerRun = 1;
   pc::api::CompileOptions compileOptions;
   compileOptions.deviceMemory = *memoryBytes;
   compileOptions.train = train;
