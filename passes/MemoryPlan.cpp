@@ -407,8 +407,9 @@ struct MemoryPlanPass : public pc::impl::MemoryPlanBase<MemoryPlanPass> {
         llvm::outs() << "@" << f.getSymName() << " (" << ranksText(f)
                      << "): " << describeMemory(use) << "\n";
       if (deviceMemory > 0 && use.peak > deviceMemory) {
-        f.emitOpError() << "needs " << formatBytes(use.peak) << " on "
-                        << ranksText(f) << " (" << describeMemory(use)
+        f.emitOpError() << "@" << f.getSymName() << " needs "
+                        << formatBytes(use.peak) << " on " << ranksText(f)
+                        << " (" << describeMemory(use)
                         << "), more than the device memory of "
                         << formatBytes(deviceMemory);
         failedBudget = true;

@@ -853,10 +853,14 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
     out.peak = d.device->allocator().stats().peak;
     out.tensorPeak = d.tensors->count().peak;
     out.iterationDoneUs = stats->iterationDoneUs;
+    // Every rank's thread reads these maps: find, never operator[].
     if (options.trace)
-      if (auto read = readUs.find(rank); read != readUs.end())
-        out.events.push_back({"read inputs", "input", 0, read->second.first,
-                              read->second.second, "", readFrom[rank]});
+      if (auto read = readUs.find(rank); read != readUs.end()) {
+        auto from = readFrom.find(rank);
+        out.events.push_back(
+            {"read inputs", "input", 0, read->second.first, read->second.second,
+             "", from == readFrom.end() ? std::string() : from->second});
+      }
     for (auto [s, events] : llvm::enumerate(stats->events))
       for (const actor::FiringEvent &e : events)
         out.events.push_back({r.program->nameOf(e.actor),

@@ -4,7 +4,7 @@
 pc.mesh @m <["x"=1]>
 pc.param @w1 : tensor<16x32xf32> = #pc.init<zeros>
 pc.param @w2 : tensor<32x4xf32> = #pc.init<zeros>
-// expected-error @+1 {{needs 4.5 KiB on ranks [0] (peak 4.5 KiB: parameters 2.5 KiB, gradients 0 B, optimizer state 0 B, activations 2.0 KiB, workspace 0 B), more than the device memory of 4.0 KiB}}
+// expected-error @+1 {{@mlp.part0 needs 4.5 KiB on ranks [0] (peak 4.5 KiB: parameters 2.5 KiB, gradients 0 B, optimizer state 0 B, activations 2.0 KiB, workspace 0 B), more than the device memory of 4.0 KiB}}
 func.func @mlp.part0(%x: tensor<8x16xf32> {pc.index = 0 : i64, pc.logical_type = tensor<8x16xf32, #pc.sbp<@m, [B]>>}) -> (tensor<8x4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<8x4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "mlp", pc.ranks = array<i64: 0>} {
   %w1 = pc.get_param @w1 : tensor<16x32xf32>
   %w2 = pc.get_param @w2 : tensor<32x4xf32>

@@ -111,6 +111,7 @@ TEST(MemoryPlanTest, ABudgetBelowThePeakFailsToCompile) {
   absl::StatusOr<Program> over = compileGpt(tight);
   ASSERT_FALSE(over.ok());
   std::string message(over.status().message());
+  EXPECT_NE(message.find("@gpt.part0 needs "), std::string::npos) << message;
   EXPECT_NE(message.find("on ranks [0, 1, 2, 3] (peak "), std::string::npos)
       << message;
   for (const char *part :
