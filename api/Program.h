@@ -66,6 +66,11 @@ struct CompileOptions {
   /// pass; the graph needs a loss.
   bool train = false;
   OptimizerOptions optimizer;
+  /// ZeRO stage (docs/memory.md): 1 shards the optimizer state and the
+  /// update over the data-parallel mesh axis `zeroAxis`, 2 also
+  /// reduce-scatters the gradients into the shard; 0, neither.
+  int64_t zero = 0;
+  std::string zeroAxis = "dp";
   /// Bytes of memory per device (0: no limit). A program whose predicted
   /// peak exceeds it fails to compile, naming its ranks and what the peak
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory

@@ -241,7 +241,20 @@ struct Buffer {
 
 class Replay {
 public:
-  explicit Replay(func::FuncOp f) : f(f), roles(rolesOf(f)) {}
+  explicit Replay(func::FuncOp f) : f(f), roles(rolesOf(f)) {
+    // The values that become stored pieces (through views), and as what.
+    f.walk([&](SetParamOp set) {
+      auto param =
+          SymbolTable::lookupNearestSymbolFrom<ParamOp>(set, set.getNameAttr());
+      Kind kind = param && attrs::isOptimizerState(param) ? Kind::OptimizerState
+                                                          : Kind::Parameters;
+      Value v = set.getValue();
+      for (Operation *def = v.getDefiningOp(); def && isView(def);
+           def = v.getDefiningOp())
+        v = def->getOperand(0);
+      storedAs[v] = kind;
+    });
+  }
 
   attrs::MemoryUse run() {
     Block &body = f.getBody().front();
@@ -323,7 +336,11 @@ private:
                 : roles.forward.contains(op) ? Kind::Activations
                                              : Kind::Gradients;
     for (Value r : op->getResults()) {
-      size_t b = add({bytesOf(r.getType()), kind, usesOf(r)});
+      // A new weight or new state counts as one from the start.
+      auto stored = storedAs.find(r);
+      size_t b =
+          add({bytesOf(r.getType()),
+               stored != storedAs.end() ? stored->second : kind, usesOf(r)});
       bufferOf[r] = b;
     }
   }
@@ -385,6 +402,7 @@ private:
 
   func::FuncOp f;
   Roles roles;
+  DenseMap<Value, Kind> storedAs;
   std::vector<Buffer> buffers;
   DenseMap<Value, size_t> bufferOf;
   DenseMap<Attribute, size_t> pieceOf;

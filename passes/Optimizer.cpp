@@ -47,6 +47,11 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                             "clip-norm >= 0";
       return signalPassFailure();
     }
+    if (zero < 0 || zero > 2) {
+      module.emitError() << "--pc-optimizer: zero must be 0, 1 or 2, not "
+                         << static_cast<int64_t>(zero);
+      return signalPassFailure();
+    }
     for (auto f : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (!f.isExternal() && !attrs::getGraph(f) && failed(update(module, f)))
         return signalPassFailure();
@@ -78,6 +83,36 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         get.getResult().setType(type);
     });
     return type;
+  }
+
+  /// `layout` with the `zero-axis` entry split along the first dim of
+  /// `shape` it divides (after the other axes' splits of that dim): where
+  /// ZeRO keeps a weight's optimizer state and runs its update. Null when
+  /// the weight is not replicated over that axis, or no dim divides.
+  SbpAttr zeroLayout(ModuleOp module, SbpAttr layout, ArrayRef<int64_t> shape) {
+    auto mesh = module.lookupSymbol<MeshOp>(layout.getMesh().getAttr());
+    if (!mesh)
+      return {};
+    std::optional<size_t> axis;
+    for (auto [i, name] : llvm::enumerate(mesh.getAxisNames()))
+      if (cast<StringAttr>(name).getValue() == zeroAxis)
+        axis = i;
+    ArrayRef<SbpEntry> entries = layout.getEntries();
+    int64_t n = axis ? mesh.getShape()[*axis] : 1;
+    if (!axis || n < 2 || !entries[*axis].isBroadcast())
+      return {};
+    for (auto [d, size] : llvm::enumerate(shape)) {
+      int64_t local = size;
+      for (auto [a, entry] : llvm::enumerate(entries))
+        if (entry.isSplit() && entry.dim == static_cast<int32_t>(d))
+          local /= mesh.getShape()[a];
+      if (local % n != 0 || local < n)
+        continue;
+      SmallVector<SbpEntry> sharded(entries.begin(), entries.end());
+      sharded[*axis] = SbpEntry::split(static_cast<int32_t>(d));
+      return makeSbp(module.getContext(), layout.getMesh(), sharded);
+    }
+    return {};
   }
 
   /// A new frozen parameter `name` of `type`, filled with zeros.
@@ -118,6 +153,9 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       ParamOp param;
       RankedTensorType type;
       Value grad;
+      /// Where ZeRO runs the update and keeps the state; null: the
+      /// weight's layout.
+      SbpAttr shard;
     };
     SmallVector<Trained> trained;
     Value lr32;
@@ -135,9 +173,17 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       // gradient of a replicated weight is all-reduced, of a split one
       // reduce-scattered), and everything after is local.
       Value g = ret.getOperand(i);
-      g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), getSbp(*type)),
-                          g);
-      trained.push_back({param, *type, g});
+      SbpAttr shard = zero > 0
+                          ? zeroLayout(module, getSbp(*type), type->getShape())
+                          : SbpAttr();
+      // ZeRO-2 reduce-scatters the partial gradient into the update's
+      // shard; otherwise it takes the weight's layout (ZeRO-1 then slices).
+      if (!shard || zero < 2)
+        g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), getSbp(*type)),
+                            g);
+      if (shard)
+        g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), shard), g);
+      trained.push_back({param, *type, g, shard});
     }
 
     // The learning rate, fed by the training loop's schedule, replicated on
@@ -216,9 +262,25 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       // The update and the state are f32 whatever the weight's type (16-bit
       // moments underflow), in the weight's layout; the new weight is
       // rounded to its type once.
+      SbpAttr updateLayout = t.shard ? t.shard : getSbp(t.type);
       auto type32 = cast<RankedTensorType>(
           withSbp(RankedTensorType::get(t.type.getShape(), b.getF32Type()),
-                  getSbp(t.type)));
+                  updateLayout));
+      if (t.shard)
+        ++numSharded;
+      // The weight in the update's layout (a ZeRO shard is a local slice),
+      // and the new weight back in its own, gathered.
+      auto toShard = [&](Value v) -> Value {
+        if (!t.shard)
+          return v;
+        return ToSbpOp::create(b, e.loc, withSbp(v.getType(), t.shard), v);
+      };
+      auto toStored = [&](Value v) -> Value {
+        if (!t.shard)
+          return v;
+        return ToSbpOp::create(b, e.loc, withSbp(v.getType(), getSbp(t.type)),
+                               v);
+      };
       auto to32 = [&](Value v) -> Value {
         if (elem.isF32())
           return v;
@@ -229,7 +291,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                     getSbp(vt)),
             v);
       };
-      Value w = to32(read(t.param.getSymName(), t.type));
+      Value w = toShard(to32(read(t.param.getSymName(), t.type)));
       Value g = to32(t.grad);
       if (clipFactor)
         g = e.mul(g, e.here(clipFactor));
@@ -267,8 +329,9 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                              update.getNewV());
           Value next = update.getNewWeight();
           if (!elem.isF32())
-            next = CastOp::create(b, e.loc, t.type, next);
-          SetParamOp::create(b, e.loc, ref.getAttr(), next);
+            next =
+                CastOp::create(b, e.loc, withSbp(t.type, updateLayout), next);
+          SetParamOp::create(b, e.loc, ref.getAttr(), toStored(next));
           ++numUpdated;
           ++numFused;
           continue;
@@ -287,8 +350,8 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       }
       Value next = e.sub(w, e.mul(lr, step));
       if (!elem.isF32())
-        next = CastOp::create(b, e.loc, t.type, next);
-      SetParamOp::create(b, e.loc, ref.getAttr(), next);
+        next = CastOp::create(b, e.loc, withSbp(t.type, updateLayout), next);
+      SetParamOp::create(b, e.loc, ref.getAttr(), toStored(next));
       ++numUpdated;
     }
 

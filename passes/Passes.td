@@ -218,6 +218,17 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     feeds from its schedule. The gradient results are consumed; with
     clipping the global norm is returned instead (`{pc.name = "grad_norm"}`).
 
+    With `zero=1` or `zero=2` (ZeRO, Rajbhandari et al. 2020), the update of
+    a weight replicated over the `zero-axis` mesh axis runs on a shard: the
+    state is stored split over that axis (along the first dim it divides),
+    the weight is sliced to it (no communication), and the new weight is
+    all-gathered back to its layout before it is stored. Stage 1 takes the
+    gradient in the weight's layout first (an all-reduce) and slices it;
+    stage 2 converts the partial gradient straight to the shard (a
+    reduce-scatter), the same bytes as the all-reduce it replaces. A weight
+    that is not replicated over the axis, or has no dim the axis divides,
+    keeps the plain update.
+
     A trained parameter without a declared layout is stored replicated on
     the module's only mesh, so that its reads, its update and the next step
     agree on one layout; for tensor parallelism or ZeRO, declare it.
@@ -248,9 +259,16 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     Option<"fuse", "fuse", "bool", "true",
            "Adam's and AdamW's update of a weight and its moments as one "
            "pc.adam_update (false: the elementwise ops it equals)">,
+    Option<"zero", "zero", "int64_t", "0",
+           "ZeRO stage: 1 shards the optimizer state over the data-parallel "
+           "axis, 2 also reduce-scatters the gradients into that shard (0: "
+           "neither)">,
+    Option<"zeroAxis", "zero-axis", "std::string", "\"dp\"",
+           "The mesh axis ZeRO shards over">,
   ];
   let statistics = [
     Statistic<"numUpdated", "updated", "Parameters given an update">,
+    Statistic<"numSharded", "sharded", "Updates sharded by ZeRO">,
     Statistic<"numFused", "fused", "Updates emitted as one pc.adam_update">,
     Statistic<"numStates", "states", "Optimizer state parameters added">,
   ];

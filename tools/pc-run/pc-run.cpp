@@ -124,6 +124,15 @@ int main(int argc, char **argv) {
                "compile, and the allocator enforces it; training then runs "
                "one step per run (--steps-per-run 1), as predicted"),
       cl::cat(memoryCat));
+  cl::opt<int> zero(
+      "zero",
+      cl::desc("ZeRO stage with --train: 1 shards the optimizer state over "
+               "the data-parallel axis, 2 also reduce-scatters the gradients "
+               "(0: neither)"),
+      cl::init(0), cl::cat(memoryCat));
+  cl::opt<std::string> zeroAxis("zero-axis",
+                                cl::desc("The mesh axis ZeRO shards over"),
+                                cl::init("dp"), cl::cat(memoryCat));
   // Pipelines.
   cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
   cl::opt<int> stages(
@@ -315,8 +324,14 @@ int main(int argc, char **argv) {
   // The prediction is of one step on its own: overlapped steps hold more.
   if (*memoryBytes > 0)
     stepsPerRun = 1;
+  if (zero < 0 || zero > 2)
+    return fail("--zero must be 0, 1 or 2, not " + std::to_string(zero));
+  if (zero > 0 && !train)
+    return fail("--zero shards training's optimizer state; it needs --train");
   pc::api::CompileOptions compileOptions;
   compileOptions.deviceMemory = *memoryBytes;
+  compileOptions.zero = zero;
+  compileOptions.zeroAxis = zeroAxis;
   compileOptions.train = train;
   compileOptions.stages = stages;
   compileOptions.virtualStages = virtualStages;
@@ -523,6 +538,7 @@ int main(int argc, char **argv) {
   }
 
   llvm::json::Array ranks;
+  std::map<int64_t, pc::api::MemoryUse> predicted = program->predictedMemory();
   for (auto &[rank, stats] : comm) {
     llvm::json::Object calls;
     for (auto &[kind, n] : stats.calls) {
@@ -530,11 +546,21 @@ int main(int argc, char **argv) {
       calls[kind] = llvm::json::Object{
           {"count", n}, {"bytes_sent", sent}, {"bytes_received", received}};
     }
-    ranks.push_back(llvm::json::Object{{"rank", rank},
-                                       {"peak_bytes", peaks[rank]},
-                                       {"bytes_sent", stats.bytesSent},
-                                       {"bytes_received", stats.bytesReceived},
-                                       {"collectives", std::move(calls)}});
+    llvm::json::Object entry{{"rank", rank},
+                             {"peak_bytes", peaks[rank]},
+                             {"bytes_sent", stats.bytesSent},
+                             {"bytes_received", stats.bytesReceived},
+                             {"collectives", std::move(calls)}};
+    // The memory plan's prediction of one step (docs/memory.md).
+    if (auto p = predicted.find(rank); p != predicted.end())
+      entry["predicted_memory"] =
+          llvm::json::Object{{"peak", p->second.peak},
+                             {"parameters", p->second.parameters},
+                             {"gradients", p->second.gradients},
+                             {"optimizer_state", p->second.optimizerState},
+                             {"activations", p->second.activations},
+                             {"workspace", p->second.workspace}};
+    ranks.push_back(std::move(entry));
     llvm::outs() << "rank " << rank << ": sent " << stats.bytesSent
                  << " B, received " << stats.bytesReceived << " B";
     if (steps > 1)
