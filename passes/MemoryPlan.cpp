@@ -13,11 +13,12 @@
 //    last use, except views: a reshape shares its operand's memory, and a
 //    collective over mesh axes of one member passes its operand on;
 //  - results are kept to the end (they are downloaded).
-// The order is program order, or, in a pipelined program, its schedule's
-// actions in turn (each action's ops in program order), as the runtime
-// fires them: ready ops first come, first served. It predicts one step
-// run on its own; steps that overlap as iterations of one run hold more
-// (docs/memory.md), which is why a budget runs one step per run.
+// The order is the runtime's: an op runs once its operands are made, ready
+// ops first come, first served, and the ordered ones (communication, and
+// in a pipelined program every op, by its schedule's actions) in their
+// order. It predicts one step run on its own; steps that overlap as
+// iterations of one run hold more (docs/memory.md), which is why a budget
+// runs one step per run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,8 @@
 #include "passes/Passes.h"
 
 #include "llvm/Support/Format.h"
-
 #include "llvm/Support/raw_ostream.h"
+
 #include <deque>
 
 namespace pc {
@@ -72,8 +73,11 @@ bool isView(Operation *op) {
   if (!m)
     return false;
   int64_t members = 1;
-  for (int64_t a : axes.asArrayRef())
+  for (int64_t a : axes.asArrayRef()) {
+    if (a < 0 || a >= static_cast<int64_t>(m.getShape().size()))
+      return false;
     members *= m.getShape()[a];
+  }
   return members == 1;
 }
 
@@ -137,7 +141,7 @@ Roles rolesOf(func::FuncOp f) {
 }
 
 /// Whether the runtime runs `op` on the communication stream, whose ops
-/// keep their program order.
+/// keep their program order (the ops registerCpuCommKernels binds there).
 bool isComm(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
              LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);
