@@ -297,7 +297,7 @@ private:
 
 /// A copy of `graph` in `m` named `graph`.`suffix`, to compile beside it
 /// (sharing its parameters); null when the name is taken. A pipelined
-/// graph is split before it is copied (splitFirst), so the copy keeps its
+/// graph is split before it is copied (splitStages), so the copy keeps its
 /// stages, their meshes and its micro-batches: it runs on the same devices
 /// and reads the same pieces of the parameters.
 func::FuncOp cloneGraph(ModuleOp m, const std::string &graph,
@@ -377,28 +377,32 @@ std::string addLogitsGraph(ModuleOp m, const std::string &graph,
   return logits.getSymName().str();
 }
 
-/// Runs the compile pipeline on `module`, the diagnostics in the error.
-absl::Status runPipeline(ModuleOp module,
-                         const CompilePipelineOptions &options) {
+/// Runs the passes `add` puts in a pass manager on `module`, the
+/// diagnostics in the error.
+absl::Status runPasses(ModuleOp module,
+                       llvm::function_ref<void(PassManager &)> add) {
   Diagnostics diags(module.getContext());
   PassManager pm = PassManager::on<ModuleOp>(module.getContext());
-  buildCompilePipeline(pm, options);
+  add(pm);
   if (failed(pm.run(module)))
     return absl::InvalidArgumentError(
         absl::StrCat("compiling: ", diags.take("failed")));
   return absl::OkStatus();
 }
 
+/// Runs the compile pipeline on `module`.
+absl::Status runPipeline(ModuleOp module,
+                         const CompilePipelineOptions &options) {
+  return runPasses(module,
+                   [&](PassManager &pm) { buildCompilePipeline(pm, options); });
+}
+
 /// --pc-pipeline-split alone: the graph's stages, their meshes and its
 /// micro-batch count, before anything copies the graph.
 absl::Status splitStages(ModuleOp module, const PipelineSplitOptions &options) {
-  Diagnostics diags(module.getContext());
-  PassManager pm = PassManager::on<ModuleOp>(module.getContext());
-  pm.addPass(createPipelineSplit(options));
-  if (failed(pm.run(module)))
-    return absl::InvalidArgumentError(
-        absl::StrCat("compiling: ", diags.take("failed")));
-  return absl::OkStatus();
+  return runPasses(module, [&](PassManager &pm) {
+    pm.addPass(createPipelineSplit(options));
+  });
 }
 
 absl::Status setMeshShapes(ModuleOp m, const CompileOptions &options) {
@@ -461,15 +465,15 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
   if (partitioned) {
     // Hand-written or edited per-device programs: their pipeline schedules
     // are checked together before anything runs.
-    Diagnostics diags(m.getContext());
-    PassManager pm = PassManager::on<ModuleOp>(m.getContext());
-    pm.addPass(createPipelineSchedule());
     MemoryPlanOptions memory;
     memory.deviceMemory = options.deviceMemory;
-    pm.addPass(createMemoryPlan(memory));
-    if (failed(pm.run(m)))
-      return absl::InvalidArgumentError(
-          absl::StrCat("compiling: ", diags.take("failed")));
+    if (absl::Status s = runPasses(m,
+                                   [&](PassManager &pm) {
+                                     pm.addPass(createPipelineSchedule());
+                                     pm.addPass(createMemoryPlan(memory));
+                                   });
+        !s.ok())
+      return s;
   }
   std::string evalGraph, logitsGraph;
   std::vector<int64_t> logitsInputs; // per logits input, the step's index

@@ -58,6 +58,19 @@ int64_t bytesOf(Type t) {
   return r.getNumElements() * ((r.getElementTypeBitWidth() + 7) / 8);
 }
 
+/// What parameter `name` holds, as `at` sees it: optimizer state or weights.
+Kind kindOfParam(Operation *at, FlatSymbolRefAttr name) {
+  auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(at, name);
+  return param && attrs::isOptimizerState(param) ? Kind::OptimizerState
+                                                 : Kind::Parameters;
+}
+
+/// MemoryUse's field of each kind, in Kind's order.
+constexpr int64_t attrs::MemoryUse::*kFieldOf[] = {
+    &attrs::MemoryUse::parameters, &attrs::MemoryUse::gradients,
+    &attrs::MemoryUse::optimizerState, &attrs::MemoryUse::activations,
+    &attrs::MemoryUse::workspace};
+
 /// Whether the runtime gives `op`'s result its operand's memory.
 bool isView(Operation *op) {
   if (isa<ReshapeOp>(op))
@@ -248,15 +261,11 @@ public:
   explicit Replay(func::FuncOp f) : f(f), roles(rolesOf(f)) {
     // The values that become stored pieces (through views), and as what.
     f.walk([&](SetParamOp set) {
-      auto param =
-          SymbolTable::lookupNearestSymbolFrom<ParamOp>(set, set.getNameAttr());
-      Kind kind = param && attrs::isOptimizerState(param) ? Kind::OptimizerState
-                                                          : Kind::Parameters;
       Value v = set.getValue();
       for (Operation *def = v.getDefiningOp(); def && isView(def);
            def = v.getDefiningOp())
         v = def->getOperand(0);
-      storedAs[v] = kind;
+      storedAs[v] = kindOfParam(set, set.getNameAttr());
     });
   }
 
@@ -302,10 +311,8 @@ private:
     auto it = pieceOf.find(name.getAttr());
     if (it != pieceOf.end())
       return it->second;
-    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(reader, name);
-    Kind kind = param && attrs::isOptimizerState(param) ? Kind::OptimizerState
-                                                        : Kind::Parameters;
-    size_t b = add({bytesOf(reader->getResult(0).getType()), kind, 0, true});
+    size_t b = add({bytesOf(reader->getResult(0).getType()),
+                    kindOfParam(reader, name), 0, true});
     pieceOf[name.getAttr()] = b;
     return b;
   }
@@ -316,11 +323,7 @@ private:
     if (auto set = dyn_cast<SetParamOp>(op)) {
       // The value becomes the stored piece; the old one goes once read.
       size_t value = bufferOf.lookup(set.getValue());
-      auto param =
-          SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, set.getNameAttr());
-      buffers[value].kind = param && attrs::isOptimizerState(param)
-                                ? Kind::OptimizerState
-                                : Kind::Parameters;
+      buffers[value].kind = kindOfParam(op, set.getNameAttr());
       auto old = pieceOf.find(set.getNameAttr().getAttr());
       if (old != pieceOf.end() && old->second != value) {
         buffers[old->second].kept = false;
@@ -381,27 +384,9 @@ private:
       return;
     best = {};
     best.peak = now;
-    for (const Buffer &b : buffers) {
-      if (!b.live)
-        continue;
-      switch (b.kind) {
-      case Kind::Parameters:
-        best.parameters += b.bytes;
-        break;
-      case Kind::Gradients:
-        best.gradients += b.bytes;
-        break;
-      case Kind::OptimizerState:
-        best.optimizerState += b.bytes;
-        break;
-      case Kind::Activations:
-        best.activations += b.bytes;
-        break;
-      case Kind::Workspace:
-        best.workspace += b.bytes;
-        break;
-      }
-    }
+    for (const Buffer &b : buffers)
+      if (b.live)
+        best.*kFieldOf[static_cast<int>(b.kind)] += b.bytes;
   }
 
   func::FuncOp f;

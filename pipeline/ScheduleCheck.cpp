@@ -179,10 +179,10 @@ std::string checkSchedule(const Schedule &s, const Dependencies &deps,
       busy += t.end - t.start;
       if (t.action.kind == ActionKind::F)
         peak = std::max(peak, ++held);
-      // Forward-only: nothing is kept for a backward.
-      if (!s.spec.backward)
-        held = 0;
-      else if (t.action.kind == (split ? ActionKind::W : ActionKind::B))
+      // Its activations go at the end of the backward, or, forward-only,
+      // of the forward.
+      if (!s.spec.backward ||
+          t.action.kind == (split ? ActionKind::W : ActionKind::B))
         --held;
     }
     out.peakInFlight.push_back(peak);

@@ -69,9 +69,8 @@ void expectPredicted(const CompileOptions &options, size_t ranks) {
     // peak (by up to 5 % between runs of one device); the replay follows
     // one order.
     double ratio = double(use.peak) / double(measured);
-    EXPECT_GE(ratio, 0.95)
-        << "rank " << rank << ": predicted " << use.peak << ", measured "
-        << measured;
+    EXPECT_GE(ratio, 0.95) << "rank " << rank << ": predicted " << use.peak
+                           << ", measured " << measured;
     EXPECT_LE(ratio, 1.10) << "rank " << rank;
     // The breakdown adds up to the peak, and a training step holds all of
     // parameters, Adam's two moments (twice the parameters, with the step
