@@ -514,6 +514,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     impl->logical = OwningOpRef<ModuleOp>(m.clone());
     CompilePipelineOptions distribute;
     distribute.memory.deviceMemory = options.deviceMemory;
+    distribute.recompute = options.recompute;
     if (absl::Status s = runPipeline(m, distribute); !s.ok())
       return s;
   }

@@ -71,6 +71,10 @@ struct CompileOptions {
   /// reduce-scatters the gradients into the shard; 0, neither.
   int64_t zero = 0;
   std::string zeroAxis = "dp";
+  /// Activation checkpointing (docs/memory.md): "full" recomputes whole
+  /// layers in the backward pass, "selective" only attention cores; ""
+  /// keeps every activation. Results are bit for bit the same.
+  std::string recompute;
   /// Bytes of memory per device (0: no limit). A program whose predicted
   /// peak exceeds it fails to compile, naming its ranks and what the peak
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory

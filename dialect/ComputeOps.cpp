@@ -149,6 +149,7 @@ LogicalResult EmbeddingGradOp::verify() {
                          << elemOf(getGrad());
   return success();
 }
+LogicalResult AfterOp::verify() { return verifyUnary(*this); }
 LogicalResult CausalMaskOp::verify() {
   if (shapeOf(getInput()).size() < 2)
     return emitOpError() << "needs rank >= 2 ([..., query, key]), not "

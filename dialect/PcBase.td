@@ -69,7 +69,12 @@ def Pc_Dialect : Dialect {
     "::mlir::UnitAttr":$optimizer_state,
     // On a per-device program (pc-memory-plan): its predicted peak device
     // memory and what is live at that peak, in bytes.
-    "::mlir::DictionaryAttr":$memory
+    "::mlir::DictionaryAttr":$memory,
+    // Recompute. On a forward op: the segment the user puts it in (ops
+    // without one share their predecessor's); on an op pc-recompute built:
+    // that it recomputes a forward value for the backward pass.
+    "::mlir::IntegerAttr":$segment,
+    "::mlir::UnitAttr":$recompute
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -33,7 +33,15 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
                              "least 0");
     return success();
   }
-  if (name == pc::attrs::kBackward || name == pc::attrs::kInputGrad) {
+  if (name == pc::attrs::kSegment) {
+    auto segment = dyn_cast<IntegerAttr>(value);
+    if (!segment || segment.getInt() < 0)
+      return op->emitOpError("'pc.segment' is a recompute segment: an "
+                             "integer of at least 0");
+    return success();
+  }
+  if (name == pc::attrs::kBackward || name == pc::attrs::kInputGrad ||
+      name == pc::attrs::kRecompute) {
     if (!isa<UnitAttr>(value))
       return op->emitOpError() << "'" << name << "' is a unit attribute";
     return success();

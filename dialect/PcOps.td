@@ -614,6 +614,29 @@ def PC_ReshapeOp : PC_ComputeOp<"reshape"> {
   let results = (outs PC_Tensor:$result);
 }
 
+def PC_AfterOp : PC_ComputeOp<"after"> {
+  let summary = "Its input, passed on once another value exists";
+  let description = [{
+    The result is `input` itself: the runtime passes its memory on and moves
+    no bytes. The op only waits for `dependency`, which may have any layout
+    and is never moved for it. `pc-recompute` reads the values a recomputed
+    forward segment starts from through `pc.after` the gradient that
+    reaches the segment, so that the recomputation runs when the backward
+    pass gets there, not as soon as its inputs exist (an actor fires once
+    its operands are ready).
+
+    ```mlir
+    %x1 = pc.after %x, %dy : (tensor<8x64xf32>, tensor<8x32xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, PC_Tensor:$dependency);
+  let results = (outs PC_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$dependency), [{
+      build($_builder, $_state, ::pc::infer::sameAs(input), input, dependency);
+    }]>];
+}
+
 def PC_TransposeOp : PC_ComputeOp<"transpose"> {
   let summary = "Permutes dims";
   let description = [{

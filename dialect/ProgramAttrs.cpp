@@ -163,6 +163,20 @@ void setInputGrad(Operation *op) {
   op->setAttr(kInputGrad, UnitAttr::get(op->getContext()));
 }
 
+std::optional<int64_t> getSegment(Operation *op) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(kSegment))
+    return a.getInt();
+  return std::nullopt;
+}
+void setSegment(Operation *op, int64_t segment) {
+  op->setAttr(kSegment, IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                         segment));
+}
+bool isRecompute(Operation *op) { return op->hasAttr(kRecompute); }
+void setRecompute(Operation *op) {
+  op->setAttr(kRecompute, UnitAttr::get(op->getContext()));
+}
+
 SmallVector<FlatSymbolRefAttr> getStageMeshes(Operation *f) {
   SmallVector<FlatSymbolRefAttr> out;
   if (auto a = f->getAttrOfType<ArrayAttr>(kStageMeshes))

@@ -56,6 +56,10 @@ inline constexpr llvm::StringLiteral kSchedule =
     PcDialect::ScheduleAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kMicroBatch =
     PcDialect::MicroBatchAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kSegment =
+    PcDialect::SegmentAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kRecompute =
+    PcDialect::RecomputeAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kOptimizerState =
     PcDialect::OptimizerStateAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kMemory =
@@ -109,6 +113,12 @@ bool isBackward(mlir::Operation *op);
 void setBackward(mlir::Operation *op);
 bool isInputGrad(mlir::Operation *op);
 void setInputGrad(mlir::Operation *op);
+/// The recompute segment a user put a forward op in; nothing when none.
+std::optional<int64_t> getSegment(mlir::Operation *op);
+void setSegment(mlir::Operation *op, int64_t segment);
+/// Whether pc-recompute built `op` to recompute a forward value.
+bool isRecompute(mlir::Operation *op);
+void setRecompute(mlir::Operation *op);
 /// A logical graph's meshes, one per device stage (empty when not set).
 llvm::SmallVector<mlir::FlatSymbolRefAttr> getStageMeshes(mlir::Operation *f);
 void setStageMeshes(mlir::Operation *f,

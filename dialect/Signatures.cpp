@@ -411,6 +411,25 @@ void ReshapeOp::getSbpSignatures(Shapes in, Shapes res, int64_t axisSize,
 }
 double ReshapeOp::getComputeCost() { return 0; }
 
+void AfterOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) {
+  // The input passes through; the dependency is only waited for, so each of
+  // its layouts is accepted as it comes (never boxed for this op).
+  SmallVector<SbpEntry> input{B, P()}, dependency{B};
+  for (ReduceKind k :
+       {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min, ReduceKind::Avg})
+    dependency.push_back(P(k));
+  for (int64_t d = 0, r = in[0].size(); d < r; ++d)
+    if (in[0][d] >= axisSize)
+      input.push_back(S(d));
+  for (int64_t d = 0, r = in[1].size(); d < r; ++d)
+    if (in[1][d] >= axisSize)
+      dependency.push_back(S(d));
+  for (const SbpEntry &x : input)
+    for (const SbpEntry &dep : dependency)
+      add(out, {x, dep}, {x});
+}
+double AfterOp::getComputeCost() { return 0; }
+
 void TransposeOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                    Sigs &out) {
   addReplicated(out, 1, 1);

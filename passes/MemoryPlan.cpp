@@ -73,7 +73,7 @@ constexpr int64_t attrs::MemoryUse::*kFieldOf[] = {
 
 /// Whether the runtime gives `op`'s result its operand's memory.
 bool isView(Operation *op) {
-  if (isa<ReshapeOp>(op))
+  if (isa<ReshapeOp, AfterOp>(op))
     return true;
   if (op->getNumOperands() != 1 || op->getNumResults() != 1 ||
       op->getOperand(0).getType() != op->getResult(0).getType())
@@ -96,7 +96,8 @@ bool isView(Operation *op) {
 
 /// What each op's results are for: the optimizer's work (it reads
 /// optimizer state or the learning rate), the forward pass (the loss
-/// depends on it; in a pipelined program, an F action) or the backward.
+/// depends on it; in a pipelined program, an F action; or pc-recompute made
+/// it again) or the backward.
 struct Roles {
   DenseSet<Operation *> update, forward;
 };
@@ -129,7 +130,8 @@ Roles rolesOf(func::FuncOp f) {
   if (scheduled) {
     for (Operation &op : body.without_terminator())
       if (ActionAttr a = attrs::getAction(&op);
-          a && a.getKind() == PipelineActionKind::F)
+          (a && a.getKind() == PipelineActionKind::F) ||
+          attrs::isRecompute(&op))
         roles.forward.insert(&op);
     return roles;
   }
@@ -150,6 +152,10 @@ Roles rolesOf(func::FuncOp f) {
     for (Value v : def->getOperands())
       work.push_back(v);
   }
+  // Forward values made again for the backward pass (pc-recompute).
+  for (Operation &op : body.without_terminator())
+    if (attrs::isRecompute(&op))
+      roles.forward.insert(&op);
   return roles;
 }
 

@@ -20,6 +20,9 @@ struct CompilePipelineOptions {
   bool train = false;
   AutodiffOptions autodiff;
   OptimizerOptions optimizer;
+  /// Activation checkpointing after autodiff (--pc-recompute): "full",
+  /// "selective", or empty for none.
+  std::string recompute;
   /// Pipeline stages, micro-batches and the schedule (--pc-pipeline-split);
   /// a graph with none of them, and no pc.stage, is not pipelined.
   PipelineSplitOptions pipeline;

@@ -157,6 +157,59 @@ def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
   ];
 }
 
+def Recompute : Pass<"pc-recompute", "::mlir::ModuleOp"> {
+  let summary = "Recomputes forward values in the backward pass instead of keeping them";
+  let description = [{
+    Runs after `pc-autodiff`, on logical graphs with a backward pass.
+    Activation checkpointing as a rewrite: the forward ops of a segment keep
+    their results for the forward pass only, and the backward pass reads
+    copies of them, recomputed from the values the segment starts from
+    (its checkpoints, which stay). Each copy reads its inputs through
+    `pc.after` the first gradient that reaches the segment, so the
+    recomputation runs when the backward pass gets there. The forward
+    values are freed after their last forward use, and the copies after
+    their last backward use. The copies are the same ops on the same
+    values: results are bit for bit those without recompute.
+
+    `mode=full` recomputes whole layers. A layer is a run of forward ops
+    with one key: the segment users give with `pc.segment = N`, or else the
+    layer in the names of the parameters an op reads, up to the first part
+    with a digit (`h0.attn.q` is in `h0`, `layers.3.mlp.fc` in
+    `layers.3`); an op without one takes its predecessor's, and a
+    parameter without a layer (`wte`, `lnf.weight`) starts a run of its
+    own. The run holding the loss is not recomputed: its backward pass
+    starts as soon as it ends.
+
+    `mode=selective` recomputes only attention cores (Korthikanti et al.,
+    2022): each `pc.softmax` whose result feeds a `pc.matmul`, with the ops
+    between it and the `pc.matmul` that made its scores. Those are the
+    values whose size grows with the square of the sequence, and the
+    cheapest to make again.
+
+    ```mlir
+    // input (after pc-autodiff; %p is read by the backward pass)
+    %s = pc.matmul %q, %k {transpose_rhs} ...
+    %p = pc.softmax %s {axis = -1 : i64} ...
+    ...
+    %dv = pc.matmul %p, %dy {transpose_lhs} ...
+    // output (mode=selective)
+    %q1 = pc.after %q, %dy {pc.recompute} ...
+    %k1 = pc.after %k, %dy {pc.recompute} ...
+    %s1 = pc.matmul %q1, %k1 {pc.recompute, transpose_rhs} ...
+    %p1 = pc.softmax %s1 {axis = -1 : i64, pc.recompute} ...
+    %dv = pc.matmul %p1, %dy {transpose_lhs} ...
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"full\"",
+           "full (whole layers) or selective (attention cores)">,
+  ];
+  let statistics = [
+    Statistic<"numSegments", "segments", "Segments recomputed">,
+    Statistic<"numRecomputed", "recomputed-ops", "Forward ops recomputed">,
+  ];
+}
+
 def Autodiff : Pass<"pc-autodiff", "::mlir::ModuleOp"> {
   let summary = "Builds the backward pass of a logical graph with a loss";
   let description = [{

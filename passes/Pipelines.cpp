@@ -20,6 +20,10 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
   if (options.fuse)
     pm.addPass(createFuse());
   pm.addPass(createSbpPropagate());
+  // Copies of forward ops take their originals' layouts, so that they
+  // compute the same values bit for bit.
+  if (!options.recompute.empty())
+    pm.addPass(createRecompute({options.recompute}));
   pm.addPass(createInsertBoxing());
   pm.addPass(createOptimizeBoxing());
   pm.addPass(createLowerBoxing());

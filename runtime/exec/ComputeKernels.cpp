@@ -254,6 +254,15 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
+  r.add(kCpu, "pc.after", kAllTypes, StreamKind::Compute,
+        [](Operation *, BindContext &) -> absl::StatusOr<Kernel> {
+          // The input itself, once the dependency (only waited for) is
+          // there.
+          return Kernel([](KernelIO &io) {
+            io.outputs[0] = io.sharedInputs[0];
+            return absl::OkStatus();
+          });
+        });
   r.add(kCpu, "pc.transpose", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto t = cast<TransposeOp>(op);

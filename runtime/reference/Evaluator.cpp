@@ -528,6 +528,10 @@ absl::Status Evaluator::eval(Operation *op) {
         set(reduce(in(0), r.getAxes(), r.getKeepdim(), Reduce::Max));
         return absl::OkStatus();
       })
+      .Case([&](AfterOp) {
+        set(in(0));
+        return absl::OkStatus();
+      })
       .Case([&](ReshapeOp r) {
         Array a = in(0);
         a.shape = shapeOf(r.getType());

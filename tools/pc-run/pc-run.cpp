@@ -133,6 +133,12 @@ int main(int argc, char **argv) {
   cl::opt<std::string> zeroAxis("zero-axis",
                                 cl::desc("The mesh axis ZeRO shards over"),
                                 cl::init("dp"), cl::cat(memoryCat));
+  cl::opt<std::string> recompute(
+      "recompute",
+      cl::desc("With --train, recompute activations in the backward pass "
+               "instead of keeping them: full (whole layers) or selective "
+               "(attention cores)"),
+      cl::cat(memoryCat));
   // Pipelines.
   cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
   cl::opt<int> stages(
@@ -328,10 +334,16 @@ int main(int argc, char **argv) {
     return fail("--zero must be 0, 1 or 2, not " + std::to_string(zero));
   if (zero > 0 && !train)
     return fail("--zero shards training's optimizer state; it needs --train");
+  if (!recompute.empty() && recompute != "full" && recompute != "selective")
+    return fail("--recompute is full or selective, not '" + recompute + "'");
+  if (!recompute.empty() && !train)
+    return fail("--recompute rewrites training's backward pass; it needs "
+                "--train");
   pc::api::CompileOptions compileOptions;
   compileOptions.deviceMemory = *memoryBytes;
   compileOptions.zero = zero;
   compileOptions.zeroAxis = zeroAxis;
+  compileOptions.recompute = recompute;
   compileOptions.train = train;
   compileOptions.stages = stages;
   compileOptions.virtualStages = virtualStages;
