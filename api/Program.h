@@ -68,7 +68,8 @@ struct CompileOptions {
   OptimizerOptions optimizer;
   /// ZeRO stage (docs/memory.md): 1 shards the optimizer state and the
   /// update over the data-parallel mesh axis `zeroAxis`, 2 also
-  /// reduce-scatters the gradients into the shard; 0, neither.
+  /// reduce-scatters the gradients into the shard, 3 also stores the
+  /// weights there and gathers each at every use; 0, none.
   int64_t zero = 0;
   std::string zeroAxis = "dp";
   /// Activation checkpointing (docs/memory.md): "full" recomputes whole

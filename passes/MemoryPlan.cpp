@@ -346,6 +346,7 @@ private:
       return;
     }
     Kind kind = roles.update.contains(op)    ? Kind::Workspace
+                : gathersWeight(op)          ? Kind::Parameters
                 : roles.forward.contains(op) ? Kind::Activations
                                              : Kind::Gradients;
     for (Value r : op->getResults()) {
@@ -356,6 +357,19 @@ private:
                stored != storedAs.end() ? stored->second : kind, usesOf(r)});
       bufferOf[r] = b;
     }
+  }
+
+  /// Whether `op` gathers a model weight stored sharded (ZeRO-3): a
+  /// collective whose input is a parameter read, through views.
+  static bool gathersWeight(Operation *op) {
+    if (!isComm(op) || op->getNumOperands() != 1)
+      return false;
+    Value v = op->getOperand(0);
+    for (Operation *def = v.getDefiningOp(); def && isView(def);
+         def = v.getDefiningOp())
+      v = def->getOperand(0);
+    auto get = v.getDefiningOp<GetParamOp>();
+    return get && kindOfParam(get, get.getNameAttr()) == Kind::Parameters;
   }
 
   int64_t usesOf(Value v) {

@@ -47,8 +47,8 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                             "clip-norm >= 0";
       return signalPassFailure();
     }
-    if (zero < 0 || zero > 2) {
-      module.emitError() << "--pc-optimizer: zero must be 0, 1 or 2, not "
+    if (zero < 0 || zero > 3) {
+      module.emitError() << "--pc-optimizer: zero must be 0, 1, 2 or 3, not "
                          << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
@@ -130,6 +130,65 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     return state;
   }
 
+  /// ZeRO-3: `param` is stored in `shard`, and every read of it in a
+  /// logical graph (the training step, and its evaluation and generation
+  /// copies) gathers it back to `used` right before its reader, through
+  /// pc.after the reader's first other operand that is computed (an
+  /// activation, or in the backward pass a gradient). So each use, forward
+  /// or backward, gathers its own copy, freed after that use, instead of
+  /// all of them at the start.
+  void storeSharded(ModuleOp module, ParamOp param, RankedTensorType used,
+                    SbpAttr shard) {
+    auto stored = cast<RankedTensorType>(withSbp(used, shard));
+    param.setTypeAttr(TypeAttr::get(stored));
+    SmallVector<GetParamOp> reads;
+    module.walk([&](GetParamOp get) {
+      if (get.getName() == param.getSymName() &&
+          !attrs::getGraph(get->getParentOfType<func::FuncOp>()))
+        reads.push_back(get);
+    });
+    for (GetParamOp get : reads) {
+      get.getResult().setType(stored);
+      for (OpOperand &use : llvm::make_early_inc_range(get->getUses())) {
+        Operation *user = use.getOwner();
+        OpBuilder b(user);
+        Value v = get.getResult();
+        if (Value gate = gateOf(user, v)) {
+          v = AfterOp::create(b, get.getLoc(), v, gate);
+          cast<OpResult>(v).setType(stored);
+          copyPlacement(user, v.getDefiningOp());
+        }
+        v = ToSbpOp::create(b, get.getLoc(), used, v);
+        copyPlacement(user, v.getDefiningOp());
+        use.set(v);
+      }
+      ++numGathered;
+    }
+  }
+
+  /// The first operand of `user` other than `weight` that something
+  /// computes (not a parameter read or a constant); null when none.
+  static Value gateOf(Operation *user, Value weight) {
+    for (Value v : user->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (v == weight || (def && isa<GetParamOp, ConstantOp>(def)))
+        continue;
+      if (!def || !isa<ToSbpOp, AfterOp>(def))
+        return v;
+    }
+    return {};
+  }
+
+  /// Ops made for `user` run in its pipeline stage and action.
+  static void copyPlacement(Operation *user, Operation *op) {
+    if (std::optional<int64_t> stage = attrs::getStage(user))
+      attrs::setStage(op, *stage);
+    if (ActionAttr a = attrs::getAction(user))
+      attrs::setAction(op, a);
+    if (attrs::isBackward(user))
+      attrs::setBackward(op);
+  }
+
   LogicalResult update(ModuleOp module, func::FuncOp f) {
     SmallVector<unsigned> gradResults;
     for (unsigned i = 0; i < f.getNumResults(); ++i)
@@ -183,6 +242,9 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                             g);
       if (shard)
         g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), shard), g);
+      // ZeRO-3 stores the weight in its shard too; every read gathers it.
+      if (shard && zero == 3)
+        storeSharded(module, param, *type, shard);
       trained.push_back({param, *type, g, shard});
     }
 
@@ -270,13 +332,17 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         ++numSharded;
       // The weight in the update's layout (a ZeRO shard is a local slice),
       // and the new weight back in its own, gathered.
+      bool storedSharded = t.shard && zero == 3;
+      RankedTensorType storedType =
+          storedSharded ? cast<RankedTensorType>(withSbp(t.type, t.shard))
+                        : t.type;
       auto toShard = [&](Value v) -> Value {
-        if (!t.shard)
+        if (!t.shard || storedSharded)
           return v;
         return ToSbpOp::create(b, e.loc, withSbp(v.getType(), t.shard), v);
       };
       auto toStored = [&](Value v) -> Value {
-        if (!t.shard)
+        if (!t.shard || storedSharded)
           return v;
         return ToSbpOp::create(b, e.loc, withSbp(v.getType(), getSbp(t.type)),
                                v);
@@ -291,7 +357,7 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                     getSbp(vt)),
             v);
       };
-      Value w = toShard(to32(read(t.param.getSymName(), t.type)));
+      Value w = toShard(to32(read(t.param.getSymName(), storedType)));
       Value g = to32(t.grad);
       if (clipFactor)
         g = e.mul(g, e.here(clipFactor));

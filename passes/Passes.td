@@ -278,9 +278,14 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     all-gathered back to its layout before it is stored. Stage 1 takes the
     gradient in the weight's layout first (an all-reduce) and slices it;
     stage 2 converts the partial gradient straight to the shard (a
-    reduce-scatter), the same bytes as the all-reduce it replaces. A weight
-    that is not replicated over the axis, or has no dim the axis divides,
-    keeps the plain update.
+    reduce-scatter), the same bytes as the all-reduce it replaces. With
+    `zero=3` the weight itself is stored in the shard: every read of it (in
+    the training step and in the module's other logical graphs) is
+    gathered back to the weight's layout right before its reader, through
+    `pc.after` the reader's other computed operand, so forward and backward
+    each gather their own copy and drop it after use; the new weight is
+    stored in the shard, ungathered. A weight that is not replicated over
+    the axis, or has no dim the axis divides, keeps the plain update.
 
     A trained parameter without a declared layout is stored replicated on
     the module's only mesh, so that its reads, its update and the next step
@@ -314,14 +319,17 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
            "pc.adam_update (false: the elementwise ops it equals)">,
     Option<"zero", "zero", "int64_t", "0",
            "ZeRO stage: 1 shards the optimizer state over the data-parallel "
-           "axis, 2 also reduce-scatters the gradients into that shard (0: "
-           "neither)">,
+           "axis, 2 also reduce-scatters the gradients into that shard, 3 "
+           "also stores the weights there and gathers them at each use (0: "
+           "none)">,
     Option<"zeroAxis", "zero-axis", "std::string", "\"dp\"",
            "The mesh axis ZeRO shards over">,
   ];
   let statistics = [
     Statistic<"numUpdated", "updated", "Parameters given an update">,
     Statistic<"numSharded", "sharded", "Updates sharded by ZeRO">,
+    Statistic<"numGathered", "gathered",
+              "Parameter reads gathered at their use (ZeRO-3)">,
     Statistic<"numFused", "fused", "Updates emitted as one pc.adam_update">,
     Statistic<"numStates", "states", "Optimizer state parameters added">,
   ];

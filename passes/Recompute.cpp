@@ -240,6 +240,27 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
         Attribute want = wants ? wants[i] : Attribute();
         Value &after = gated[{v, want}];
         if (!after) {
+          // A weight ZeRO-3 gathers for the forward pass is gathered again
+          // for the copies, not kept from the forward pass.
+          if (auto gather = v.getDefiningOp<ToSbpOp>()) {
+            Value in = gather.getInput();
+            if (auto a = in.getDefiningOp<AfterOp>())
+              in = a.getInput();
+            if (auto get = in.getDefiningOp<GetParamOp>()) {
+              auto a = AfterOp::create(b, v.getLoc(), get, gate);
+              a.getResult().setType(get.getType());
+              if (wants)
+                attrs::setOperandSbps(
+                    a, b.getArrayAttr({getSbp(get.getType()), gateLayout}));
+              mark(a);
+              auto regather = ToSbpOp::create(b, v.getLoc(), gather.getType(),
+                                              a.getResult());
+              mark(regather);
+              after = regather;
+              operands.push_back(after);
+              continue;
+            }
+          }
           auto a = AfterOp::create(b, v.getLoc(), v, gate);
           a.getResult().setType(want ? withSbp(v.getType(), cast<SbpAttr>(want))
                                      : cast<RankedTensorType>(v.getType()));

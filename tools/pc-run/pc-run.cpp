@@ -127,8 +127,9 @@ int main(int argc, char **argv) {
   cl::opt<int> zero(
       "zero",
       cl::desc("ZeRO stage with --train: 1 shards the optimizer state over "
-               "the data-parallel axis, 2 also reduce-scatters the gradients "
-               "(0: neither)"),
+               "the data-parallel axis, 2 also reduce-scatters the gradients, "
+               "3 also stores the weights sharded and gathers them at each "
+               "use (0: none)"),
       cl::init(0), cl::cat(memoryCat));
   cl::opt<std::string> zeroAxis("zero-axis",
                                 cl::desc("The mesh axis ZeRO shards over"),
@@ -330,8 +331,8 @@ int main(int argc, char **argv) {
   // The prediction is of one step on its own: overlapped steps hold more.
   if (*memoryBytes > 0)
     stepsPerRun = 1;
-  if (zero < 0 || zero > 2)
-    return fail("--zero must be 0, 1 or 2, not " + std::to_string(zero));
+  if (zero < 0 || zero > 3)
+    return fail("--zero must be 0, 1, 2 or 3, not " + std::to_string(zero));
   if (zero > 0 && !train)
     return fail("--zero shards training's optimizer state; it needs --train");
   if (!recompute.empty() && recompute != "full" && recompute != "selective")
