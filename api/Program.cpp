@@ -123,7 +123,8 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
       continue;
     for (int64_t rank : attrs::getRanks(f))
       out[rank] = {use->peak,           use->parameters,  use->gradients,
-                   use->optimizerState, use->activations, use->workspace};
+                   use->optimizerState, use->activations, use->workspace,
+                   use->activationsPeak};
   }
   return out;
 }

@@ -89,6 +89,8 @@ struct MemoryUse {
   int64_t peak = 0;
   int64_t parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
           workspace = 0;
+  /// The most activation bytes live at any point of the step.
+  int64_t activationsPeak = 0;
 };
 
 /// An input or output of a compiled program, in the logical signature.

@@ -122,6 +122,7 @@ constexpr std::pair<const char *, int64_t MemoryUse::*> kMemoryFields[] = {
     {"optimizer_state", &MemoryUse::optimizerState},
     {"activations", &MemoryUse::activations},
     {"workspace", &MemoryUse::workspace},
+    {"activations_peak", &MemoryUse::activationsPeak},
 };
 } // namespace
 

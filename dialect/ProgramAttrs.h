@@ -90,6 +90,9 @@ struct MemoryUse {
   int64_t peak = 0;
   int64_t parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
           workspace = 0;
+  /// The most activation bytes live at any point of the step (not only at
+  /// the peak): what recompute and the activation formulas are about.
+  int64_t activationsPeak = 0;
   friend bool operator==(const MemoryUse &, const MemoryUse &) = default;
 };
 std::optional<MemoryUse> getMemoryUse(mlir::Operation *f);

@@ -4,9 +4,9 @@
 // allocations in the order the runtime runs it, the way the executor makes
 // and drops tensors:
 //  - the stored pieces of parameters and optimizer state are live from the
-//    start; a pc.set_param makes its value the stored piece, and the old
-//    piece goes once nothing reads it (so during the update a parameter is
-//    held twice, briefly);
+//    start; a pc.set_param's value is kept to the end beside the old piece
+//    (a step is a transaction: the session keeps the pieces it began with
+//    until the run succeeds);
 //  - inputs are uploaded before the first op and go after their last use;
 //    constants are made once, when the program is bound, and stay;
 //  - every other result is allocated when its op runs and freed after its
@@ -302,6 +302,7 @@ public:
       note();
       release(op);
     }
+    best.activationsPeak = activationsPeak;
     return best;
   }
 
@@ -309,6 +310,8 @@ private:
   size_t add(Buffer b) {
     buffers.push_back(b);
     now += b.bytes;
+    if (b.kind == Kind::Activations)
+      activations += b.bytes;
     return buffers.size() - 1;
   }
 
@@ -327,15 +330,14 @@ private:
     if (isa<GetParamOp, ConstantOp, PieceOffsetOp>(op))
       return;
     if (auto set = dyn_cast<SetParamOp>(op)) {
-      // The value becomes the stored piece; the old one goes once read.
+      // The value becomes the stored piece once the step succeeds. Until
+      // then the old piece stays too: a step is a transaction (a failed
+      // step stores nothing), so the session holds the pieces it began
+      // with until the run ends.
       size_t value = bufferOf.lookup(set.getValue());
+      if (buffers[value].kind == Kind::Activations && buffers[value].live)
+        activations -= buffers[value].bytes;
       buffers[value].kind = kindOfParam(op, set.getNameAttr());
-      auto old = pieceOf.find(set.getNameAttr().getAttr());
-      if (old != pieceOf.end() && old->second != value) {
-        buffers[old->second].kept = false;
-        drop(old->second);
-      }
-      pieceOf[set.getNameAttr().getAttr()] = value;
       buffers[value].kept = true;
       return;
     }
@@ -396,10 +398,13 @@ private:
     if (buf.live && !buf.kept && buf.uses <= 0) {
       buf.live = false;
       now -= buf.bytes;
+      if (buf.kind == Kind::Activations)
+        activations -= buf.bytes;
     }
   }
 
   void note() {
+    activationsPeak = std::max(activationsPeak, activations);
     if (now <= best.peak && best.peak > 0)
       return;
     best = {};
@@ -413,6 +418,9 @@ private:
   Roles roles;
   DenseMap<Value, Kind> storedAs;
   std::vector<Buffer> buffers;
+  // Live activation bytes, and their most at any point (which the
+  // activation formulas describe, wherever the overall peak falls).
+  int64_t activations = 0, activationsPeak = 0;
   DenseMap<Value, size_t> bufferOf;
   DenseMap<Attribute, size_t> pieceOf;
   int64_t now = 0;

@@ -237,11 +237,18 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                           : SbpAttr();
       // ZeRO-2 reduce-scatters the partial gradient into the update's
       // shard; otherwise it takes the weight's layout (ZeRO-1 then slices).
+      // The conversion goes right after the gradient is complete, so that
+      // its collective runs in the backward pass, in the order gradients
+      // complete, and each gradient goes as soon as it is reduced (the
+      // runtime keeps collectives in program order).
+      OpBuilder gb(b);
+      if (Operation *def = g.getDefiningOp())
+        gb.setInsertionPointAfter(def);
       if (!shard || zero < 2)
-        g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), getSbp(*type)),
+        g = ToSbpOp::create(gb, f.getLoc(), withSbp(g.getType(), getSbp(*type)),
                             g);
       if (shard)
-        g = ToSbpOp::create(b, f.getLoc(), withSbp(g.getType(), shard), g);
+        g = ToSbpOp::create(gb, f.getLoc(), withSbp(g.getType(), shard), g);
       // ZeRO-3 stores the weight in its shard too; every read gathers it.
       if (shard && zero == 3)
         storeSharded(module, param, *type, shard);

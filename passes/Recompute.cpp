@@ -153,15 +153,19 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
       DenseSet<Operation *> inAny;
       for (ArrayRef<Operation *> segment : segments)
         inAny.insert(segment.begin(), segment.end());
-      for (ArrayRef<Operation *> segment : segments)
-        recompute(f, segment, forward, inAny);
+      // Last segment first: the backward pass meets them in that order, and
+      // each waits for the readers of the copies before it (`previous`).
+      SmallVector<Value> previous;
+      for (ArrayRef<Operation *> segment : llvm::reverse(segments))
+        recompute(f, segment, forward, inAny, previous);
     }
   }
 
   /// Gives `segment`'s backward users copies of its values.
   void recompute(func::FuncOp f, ArrayRef<Operation *> segment,
                  const DenseSet<Operation *> &forward,
-                 const DenseSet<Operation *> &inAny) {
+                 const DenseSet<Operation *> &inAny,
+                 SmallVectorImpl<Value> &previous) {
     Operation *ret = f.getBody().front().getTerminator();
     DenseSet<Operation *> inSegment(segment.begin(), segment.end());
     // Backward readers in the segment's pipeline stage; one in a later
@@ -195,19 +199,40 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
     if (!first || backwardFollows(segment, first, forward))
       return;
     auto [gate, gateLayout] = gateFor(first, forward);
-
-    // After SBP propagation the copies take their originals' layouts; each
-    // checkpoint is read in the layout its reader wants, so boxing reuses
-    // the forward pass's moves (between stages too) for it.
-    OpBuilder b(first);
-    IRMapping map;
-    DenseMap<std::pair<Value, Attribute>, Value> gated;
     ActionAttr action = earliestAction(segment, isBackwardUse);
     auto mark = [&](Operation *op) {
       attrs::setRecompute(op);
       if (action)
         attrs::setAction(op, action);
     };
+    OpBuilder b(first);
+    // The copies also wait until the previous segment's copies have been
+    // read: one segment's recomputed values at a time, whatever order the
+    // runtime takes ready ops in (it would start this recomputation as soon
+    // as the gradient exists, while weight gradients of the previous
+    // segment still hold its copies).
+    if (gate)
+      for (Value r : previous) {
+        Operation *def = r.getDefiningOp();
+        if (r == gate || !def->isBeforeInBlock(first) ||
+            attrs::getStage(def) != stage)
+          continue;
+        auto a = AfterOp::create(b, gate.getLoc(), gate, r);
+        a.getResult().setType(
+            gateLayout ? withSbp(gate.getType(), cast<SbpAttr>(gateLayout))
+                       : cast<RankedTensorType>(gate.getType()));
+        if (gateLayout)
+          attrs::setOperandSbps(
+              a, b.getArrayAttr({gateLayout, Attribute(getSbp(r.getType()))}));
+        mark(a);
+        gate = a;
+      }
+
+    // After SBP propagation the copies take their originals' layouts; each
+    // checkpoint is read in the layout its reader wants, so boxing reuses
+    // the forward pass's moves (between stages too) for it.
+    IRMapping map;
+    DenseMap<std::pair<Value, Attribute>, Value> gated;
     // The ops to copy: those the backward pass reads, and what they are
     // made from within the segment, back to its checkpoints (read as they
     // are).
@@ -285,6 +310,16 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
       for (Value r : op->getResults())
         r.replaceUsesWithIf(map.lookup(r),
                             [&](OpOperand &use) { return isBackwardUse(use); });
+    // What the next segment's copies wait for: the backward readers of
+    // these copies.
+    previous.clear();
+    for (Operation *op : needed)
+      for (Value r : map.lookup(op->getResult(0)).getDefiningOp()->getResults())
+        for (Operation *user : r.getUsers())
+          if (!attrs::isRecompute(user) && user->getNumResults() == 1 &&
+              isa<RankedTensorType>(user->getResult(0).getType()) &&
+              !llvm::is_contained(previous, user->getResult(0)))
+            previous.push_back(user->getResult(0));
     ++numSegments;
   }
 

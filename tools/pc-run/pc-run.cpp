@@ -572,7 +572,8 @@ int main(int argc, char **argv) {
                              {"gradients", p->second.gradients},
                              {"optimizer_state", p->second.optimizerState},
                              {"activations", p->second.activations},
-                             {"workspace", p->second.workspace}};
+                             {"workspace", p->second.workspace},
+                             {"activations_peak", p->second.activationsPeak}};
     ranks.push_back(std::move(entry));
     llvm::outs() << "rank " << rank << ": sent " << stats.bytesSent
                  << " B, received " << stats.bytesReceived << " B";
