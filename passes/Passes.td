@@ -123,14 +123,17 @@ def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
     Runs last, on per-device programs. Replays each program's allocations in
     the order the runtime runs it (program order, or a pipelined program's
     schedule) the way the executor makes and drops tensors: stored
-    parameter and optimizer-state pieces live throughout (the old piece of
-    a `pc.set_param` goes once nothing reads it), inputs until their last
+    parameter and optimizer-state pieces live throughout, and the value of
+    a `pc.set_param` beside them from the moment it is made (a step is a
+    transaction: the old pieces stay until the run succeeds), inputs until
+    their last
     use, constants throughout, every other result from its op to its last
     use, except views (a reshape; a collective over axes of one member).
     Each program gets `pc.memory`: the predicted peak and what is live at
     it, as parameters, gradients, optimizer state, activations (the
     forward pass's values and the inputs) and workspace (the optimizer's
-    temporaries, constants).
+    temporaries, constants); and `activations_peak`, the most activation
+    bytes live at any point.
 
     With `device-memory` (bytes per device), a program whose peak exceeds
     it is an error that names its ranks and the breakdown, before anything
@@ -139,7 +142,8 @@ def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
     ```mlir
     // output
     func.func @mlp.part0(...) attributes {pc.graph = "mlp", pc.memory = {
-        activations = 8704 : i64, gradients = 4224 : i64,
+        activations = 8704 : i64, activations_peak = 8704 : i64,
+        gradients = 4224 : i64,
         optimizer_state = 8448 : i64, parameters = 4224 : i64,
         peak = 25600 : i64, workspace = 0 : i64}, pc.ranks = array<i64: 0>}
     ```

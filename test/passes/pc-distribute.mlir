@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @mlp.part0
 // CHECK-SAME: pc.graph = "mlp"
 // Its predicted memory (pc-memory-plan), which parses back too.
-// CHECK-SAME: pc.memory = {activations = {{[0-9]+}} : i64, gradients = 0 : i64, optimizer_state = 0 : i64, parameters = 1051648 : i64, peak = {{[0-9]+}} : i64, workspace = {{[0-9]+}} : i64}
+// CHECK-SAME: pc.memory = {activations = {{[0-9]+}} : i64, activations_peak = {{[0-9]+}} : i64, gradients = 0 : i64, optimizer_state = 0 : i64, parameters = 1051648 : i64, peak = {{[0-9]+}} : i64, workspace = {{[0-9]+}} : i64}
 // CHECK-SAME: pc.ranks = array<i64: 0, 1, 2, 3>
 // The first bias is the first matmul's addend (pc-fuse).
 // CHECK: pc.matmul %{{.*}}, %{{.*}}, %{{.*}} : (tensor<32x256xf32>, tensor<256x512xf32>, tensor<512xf32>) -> tensor<32x512xf32>

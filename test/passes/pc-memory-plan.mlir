@@ -8,7 +8,7 @@ pc.mesh @m <["x"=1]>
 pc.param @w1 : tensor<16x32xf32> = #pc.init<zeros>
 pc.param @w2 : tensor<32x4xf32> = #pc.init<zeros>
 // CHECK-LABEL: func.func @mlp.part0
-// CHECK-SAME: pc.memory = {activations = 2048 : i64, gradients = 0 : i64, optimizer_state = 0 : i64, parameters = 2560 : i64, peak = 4608 : i64, workspace = 0 : i64}
+// CHECK-SAME: pc.memory = {activations = 2048 : i64, activations_peak = 2048 : i64, gradients = 0 : i64, optimizer_state = 0 : i64, parameters = 2560 : i64, peak = 4608 : i64, workspace = 0 : i64}
 func.func @mlp.part0(%x: tensor<8x16xf32> {pc.index = 0 : i64, pc.logical_type = tensor<8x16xf32, #pc.sbp<@m, [B]>>}) -> (tensor<8x4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<8x4xf32, #pc.sbp<@m, [B]>>}) attributes {pc.graph = "mlp", pc.ranks = array<i64: 0>} {
   %w1 = pc.get_param @w1 : tensor<16x32xf32>
   %w2 = pc.get_param @w2 : tensor<32x4xf32>
@@ -27,13 +27,14 @@ func.func @mlp.part0(%x: tensor<8x16xf32> {pc.index = 0 : i64, pc.logical_type =
 // optimizer's work reads its state or the rate; the rest is the backward
 // pass. The peak is at the gradient: the weight and its state (64 B each),
 // the input, the rate and the activation (64 B each) and the loss (4 B),
-// and the gradient (64 B). The new state and weight become the stored pieces; the
-// old ones go once read. A reshape is a view: it adds nothing.
+// and the gradient (64 B). The new state and weight are held beside the
+// old ones to the end (a step is a transaction), after the peak here. A
+// reshape is a view: it adds nothing.
 pc.mesh @m <["x"=1]>
 pc.param @w : tensor<4x4xf32> = #pc.init<zeros>
 pc.param @w.m : tensor<4x4xf32> = #pc.init<zeros> {pc.optimizer_state, trainable = false}
 // CHECK-LABEL: func.func @step.part0
-// CHECK-SAME: pc.memory = {activations = 196 : i64, gradients = 64 : i64, optimizer_state = 64 : i64, parameters = 64 : i64, peak = 388 : i64, workspace = 0 : i64}
+// CHECK-SAME: pc.memory = {activations = 196 : i64, activations_peak = 196 : i64, gradients = 64 : i64, optimizer_state = 64 : i64, parameters = 64 : i64, peak = 388 : i64, workspace = 0 : i64}
 func.func @step.part0(%x: tensor<4x4xf32> {pc.index = 0 : i64, pc.logical_type = tensor<4x4xf32, #pc.sbp<@m, [B]>>}, %lr: tensor<4x4xf32> {pc.index = 1 : i64, pc.logical_type = tensor<4x4xf32, #pc.sbp<@m, [B]>>, pc.name = "lr"}) -> (tensor<f32> {pc.index = 0 : i64, pc.logical_type = tensor<f32, #pc.sbp<@m, [B]>>, pc.loss}) attributes {pc.graph = "step", pc.ranks = array<i64: 0>} {
   %w = pc.get_param @w : tensor<4x4xf32>
   %m = pc.get_param @w.m : tensor<4x4xf32>

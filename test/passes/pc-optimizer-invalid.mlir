@@ -1,8 +1,8 @@
 // RUN: pc-opt %s --split-input-file --pc-optimizer --verify-diagnostics
 // RUN: not pc-opt %S/pc-optimizer.mlir --pc-autodiff --pc-optimizer="beta1=1.0" 2>&1 | FileCheck %s --check-prefix=BETA
 // RUN: not pc-opt %S/pc-optimizer.mlir --pc-autodiff --pc-optimizer="clip-norm=-1" 2>&1 | FileCheck %s --check-prefix=BETA
-// RUN: not pc-opt %S/pc-optimizer.mlir --pc-autodiff --pc-optimizer="zero=3" 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: error: --pc-optimizer: zero must be 0, 1 or 2, not 3
+// RUN: not pc-opt %S/pc-optimizer.mlir --pc-autodiff --pc-optimizer="zero=4" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: --pc-optimizer: zero must be 0, 1, 2 or 3, not 4
 
 // Every diagnostic of --pc-optimizer and pc.set_param.
 // BETA: error: --pc-optimizer: needs 0 <= beta1, beta2 < 1, eps > 0, and momentum, weight-decay and clip-norm >= 0

@@ -23,9 +23,12 @@ pc.param @b : tensor<3xf32> = #pc.init<zeros>
 // CHECK-LABEL: func.func @train
 // CHECK-SAME: %{{.*}}: tensor<f32, #pc.sbp<@m, [B]>> {pc.name = "lr"}
 // CHECK-SAME: -> (tensor<f32> {pc.loss}, tensor<f32> {pc.name = "grad_norm"})
-// Each gradient in its weight's layout, once.
-// CHECK: pc.to_sbp %{{.*}} : (tensor<4x3xf32>) -> tensor<4x3xf32, #pc.sbp<@m, [B]>>
-// CHECK: pc.to_sbp %{{.*}} : (tensor<3xf32>) -> tensor<3xf32, #pc.sbp<@m, [B]>>
+// Each gradient in its weight's layout, once, right after it is complete
+// (the bias's first: the backward pass makes it first).
+// CHECK: %[[DB:.*]] = pc.reshape %{{.*}} : (tensor<1x3xf32>) -> tensor<3xf32>
+// CHECK-NEXT: pc.to_sbp %[[DB]] : (tensor<3xf32>) -> tensor<3xf32, #pc.sbp<@m, [B]>>
+// CHECK-NEXT: %[[DW:.*]] = pc.matmul %arg0, %{{.*}} {transpose_lhs}
+// CHECK-NEXT: pc.to_sbp %[[DW]] : (tensor<4x3xf32>) -> tensor<4x3xf32, #pc.sbp<@m, [B]>>
 // CHECK: pc.sqrt
 // CHECK: pc.set_param @optimizer.step
 // CHECK: pc.set_param @w.adam_m
