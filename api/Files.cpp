@@ -15,6 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "llvm/ADT/StringRef.h"
+
+#include <cblas.h>
+
 namespace pc::api {
 
 using runtime::HostTensor;
@@ -88,6 +92,56 @@ absl::StatusOr<Checkpoint> readCheckpoint(const std::string &path) {
   out.step = loaded->step;
   out.metadata = loaded->metadata;
   out.tensors = *std::move(tensors);
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, runtime::HostTensor>>
+mergeLora(const std::map<std::string, runtime::HostTensor> &weights,
+          double alpha) {
+  using runtime::CommType;
+  using runtime::HostTensor;
+  auto bad = [](const std::string &what) {
+    return absl::InvalidArgumentError("mergeLora: " + what);
+  };
+  std::map<std::string, HostTensor> out;
+  for (const auto &[name, t] : weights) {
+    llvm::StringRef n(name);
+    if (n.ends_with(".lora_b")) {
+      if (!weights.count(n.drop_back(2).str() + "_a"))
+        return bad("'" + name + "' has no '" + n.drop_back(2).str() + "_a'");
+      continue;
+    }
+    if (!n.ends_with(".lora_a")) {
+      out.emplace(name, t);
+      continue;
+    }
+    std::string base = n.drop_back(7).str();
+    auto b = weights.find(base + ".lora_b");
+    auto w = weights.find(base);
+    if (b == weights.end() || w == weights.end())
+      return bad("'" + name + "' has no '" + base +
+                 (w == weights.end() ? "'" : ".lora_b'"));
+    const HostTensor &a = t;
+    if (a.shape.size() != 2 || b->second.shape.size() != 2 ||
+        w->second.shape.size() != 2 || a.shape[1] != b->second.shape[0] ||
+        w->second.shape[0] != a.shape[0] ||
+        w->second.shape[1] != b->second.shape[1])
+      return bad("'" + base +
+                 "' and its adapters do not compose as [in, out] "
+                 "= [in, r] x [r, out]");
+    int64_t in = a.shape[0], r = a.shape[1], outDim = b->second.shape[1];
+    HostTensor a32 = a.convert(CommType::F32);
+    HostTensor b32 = b->second.convert(CommType::F32);
+    HostTensor merged = w->second.convert(CommType::F32);
+    // W += (alpha / r) A B, by BLAS.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, outDim, r,
+                static_cast<float>(alpha / static_cast<double>(r)),
+                a32.as<float>(), r, b32.as<float>(), outDim, 1.0f,
+                merged.as<float>(), outDim);
+    out[base] = merged.convert(w->second.type);
+  }
+  // A base written before its adapter was copied as it was; the merged
+  // value replaced it above.
   return out;
 }
 

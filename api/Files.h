@@ -57,6 +57,16 @@ struct Checkpoint {
 /// per-rank files), whose pieces are assembled into whole tensors.
 absl::StatusOr<Checkpoint> readCheckpoint(const std::string &path);
 
+/// `weights` (model weights by name) with LoRA adapters folded in, for
+/// export: each `W` that has `W.lora_a` (A, [in, r]) and `W.lora_b` (B,
+/// [r, out]) becomes W + (alpha / r)·A·B, computed in f32 and rounded to
+/// W's type once, and the adapters are left out. InvalidArgument, naming
+/// the tensor, for an adapter without its pair or base, or shapes that do
+/// not compose.
+absl::StatusOr<std::map<std::string, runtime::HostTensor>>
+mergeLora(const std::map<std::string, runtime::HostTensor> &weights,
+          double alpha);
+
 } // namespace pc::api
 
 #endif // PC_API_FILES_H

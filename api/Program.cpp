@@ -501,6 +501,16 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     // Pipeline stages are cut first, so that the eval and logits copies of
     // the graph are cut as it is (a no-op without stages or micro-batches).
     if (!hasStep) {
+      // LoRA adapters first: every copy of the graph reads them.
+      if (options.lora.rank > 0)
+        if (absl::Status s = runPasses(
+                m,
+                [&](PassManager &pm) {
+                  pm.addPass(createLora({options.lora.rank, options.lora.alpha,
+                                         options.lora.targets}));
+                });
+            !s.ok())
+          return s;
       if (absl::Status s = splitStages(m, logical.pipeline); !s.ok())
         return s;
       if (options.train)

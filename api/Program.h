@@ -72,6 +72,15 @@ struct CompileOptions {
   /// weights there and gathers each at every use; 0, none.
   int64_t zero = 0;
   std::string zeroAxis = "dp";
+  /// Low-rank adapters (docs/memory.md, --pc-lora): with rank > 0, every
+  /// matmul weight whose name matches the regular expression `targets`
+  /// gets adapters A [in, rank] and B [rank, out] scaled by alpha / rank,
+  /// and is frozen; only the adapters train.
+  struct Lora {
+    int64_t rank = 0;
+    double alpha = 16;
+    std::string targets = "attn\\.(q|v)$";
+  } lora;
   /// Activation checkpointing (docs/memory.md): "full" recomputes whole
   /// layers in the backward pass, "selective" only attention cores; ""
   /// keeps every activation. Results are bit for bit the same.

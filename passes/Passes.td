@@ -161,6 +161,54 @@ def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
   ];
 }
 
+def Lora : Pass<"pc-lora", "::mlir::ModuleOp"> {
+  let summary = "Adds low-rank adapters to matching weights and freezes them";
+  let description = [{
+    Low-rank adaptation (Hu et al. 2021), before `pc-autodiff`. Every
+    matmul in a logical graph whose weight (its right operand, a 2-D
+    `pc.get_param`) has a name matching the regular expression `targets`
+    gets a rank-`rank` path beside it:
+
+      y = x·W  becomes  y = x·W + (alpha / rank)·(x·A)·B
+
+    with new parameters `<W>.lora_a` (`[in, rank]`, uniform in
+    `±1/sqrt(in)`) and `<W>.lora_b` (`[rank, out]`, zeros, so the adapted
+    model starts equal to the base). Every other parameter is frozen
+    (`trainable = false`): autodiff then differentiates the adapters only,
+    and the optimizer keeps state for them only. A tensor-parallel weight's
+    adapter splits with it: A takes the weight's split of its input dim, B
+    of its output dim. Weights read transposed (`transpose_rhs`) are left
+    alone. Matching no weight is an error.
+
+    ```mlir
+    // input (targets = "attn\.q$")
+    %w = pc.get_param @h0.attn.q : tensor<64x64xf32>
+    %y = pc.matmul %x, %w : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    // output
+    pc.param @h0.attn.q : tensor<64x64xf32> = ... {trainable = false}
+    pc.param @h0.attn.q.lora_a : tensor<64x8xf32> = #pc.init<uniform(...)>
+    pc.param @h0.attn.q.lora_b : tensor<8x64xf32> = #pc.init<zeros>
+    %y0 = pc.matmul %x, %w ...
+    %a = pc.matmul %x, %la ...
+    %ab = pc.matmul %a, %lb {alpha = 2.0 : f64} ...
+    %y = pc.add %y0, %ab ...
+    ```
+  }];
+  let dependentDialects = ["::pc::PcDialect"];
+  let options = [
+    Option<"rank", "rank", "int64_t", "8", "The adapters' rank r">,
+    Option<"alpha", "alpha", "double", "16.0",
+           "The adapters' scale is alpha / rank">,
+    Option<"targets", "targets", "std::string", "\"attn\\\\.(q|v)$\"",
+           "Regular expression over weight names: the weights to adapt "
+           "(default: attention queries and values, as in the paper)">,
+  ];
+  let statistics = [
+    Statistic<"numAdapted", "adapted", "Weights given adapters">,
+    Statistic<"numSites", "sites", "Matmuls given an adapter path">,
+  ];
+}
+
 def Recompute : Pass<"pc-recompute", "::mlir::ModuleOp"> {
   let summary = "Recomputes forward values in the backward pass instead of keeping them";
   let description = [{

@@ -2,6 +2,8 @@
 
 #include "tools/pc-run/Train.h"
 
+#include "api/Files.h"
+
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <thread>
@@ -202,6 +205,35 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
                << llvm::format("%.6f", firstLoss) << " -> "
                << llvm::format("%.6f", lastLoss) << "\n";
   return true;
+}
+
+absl::Status exportMergedLora(api::Session &session,
+                              const api::Program &program,
+                              const std::string &path, double alpha,
+                              bool speaker) {
+  std::string scratch = path + ".checkpoint.tmp";
+  if (absl::Status s = session.save(scratch); !s.ok())
+    return s;
+  absl::Status result = absl::OkStatus();
+  if (speaker) {
+    result = [&]() -> absl::Status {
+      absl::StatusOr<api::Checkpoint> saved = api::readCheckpoint(scratch);
+      if (!saved.ok())
+        return saved.status();
+      std::map<std::string, runtime::HostTensor> weights;
+      for (const api::Parameter &p : program.parameters())
+        if (!p.optimizerState)
+          if (auto it = saved->tensors.find(p.name); it != saved->tensors.end())
+            weights.emplace(p.name, std::move(it->second));
+      absl::StatusOr<std::map<std::string, runtime::HostTensor>> merged =
+          api::mergeLora(weights, alpha);
+      if (!merged.ok())
+        return merged.status();
+      return api::writeSafetensors(path, *merged);
+    }();
+    std::remove(scratch.c_str());
+  }
+  return result;
 }
 
 } // namespace pc::tools

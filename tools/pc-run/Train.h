@@ -43,6 +43,14 @@ absl::Status injectFault(const runtime::World &world, int64_t step);
 /// there, so that the fault comes between steps.
 std::optional<int64_t> faultStep();
 
+/// Writes the session's model weights with their LoRA adapters folded in
+/// to the .safetensors file `path` (written by process 0, `speaker`),
+/// through a temporary logical checkpoint beside it.
+absl::Status exportMergedLora(api::Session &session,
+                              const api::Program &program,
+                              const std::string &path, double alpha,
+                              bool speaker);
+
 /// Trains `flags.steps` steps from the session's step. On process 0, fills
 /// `stepTimes` (one entry per step, with its loss and rate), `validation`
 /// (the validation loss before the first step and every evalEvery steps),

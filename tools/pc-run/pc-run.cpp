@@ -134,6 +134,26 @@ int main(int argc, char **argv) {
   cl::opt<std::string> zeroAxis("zero-axis",
                                 cl::desc("The mesh axis ZeRO shards over"),
                                 cl::init("dp"), cl::cat(memoryCat));
+  cl::opt<int> loraRank(
+      "lora-rank",
+      cl::desc("With --train, fine-tune rank-N low-rank adapters of the "
+               "matmul weights --lora-targets names; every other weight is "
+               "frozen (0: no adapters)"),
+      cl::init(0), cl::cat(memoryCat));
+  cl::opt<double> loraAlpha("lora-alpha",
+                            cl::desc("The adapters' scale is alpha / rank"),
+                            cl::init(16.0), cl::cat(memoryCat));
+  cl::opt<std::string> loraTargets(
+      "lora-targets",
+      cl::desc("Regular expression over weight names: the weights to adapt "
+               "(default: attention queries and values, attn\\.(q|v)$)"),
+      cl::init("attn\\.(q|v)$"), cl::cat(memoryCat));
+  cl::opt<std::string> mergeLoraPath(
+      "merge-lora",
+      cl::desc("After training, write the model weights with the adapters "
+               "folded in (W + alpha/rank A B) to this .safetensors file, "
+               "for --load-params of the model without adapters"),
+      cl::cat(memoryCat));
   cl::opt<std::string> recompute(
       "recompute",
       cl::desc("With --train, recompute activations in the backward pass "
@@ -337,6 +357,14 @@ int main(int argc, char **argv) {
     return fail("--zero shards training's optimizer state; it needs --train");
   if (!recompute.empty() && recompute != "full" && recompute != "selective")
     return fail("--recompute is full or selective, not '" + recompute + "'");
+  if (loraRank < 0)
+    return fail("--lora-rank must be at least 0, not " +
+                std::to_string(loraRank));
+  if (loraRank > 0 && !train)
+    return fail("--lora-rank adds adapters to train; it needs --train");
+  if (!mergeLoraPath.empty() && loraRank == 0)
+    return fail("--merge-lora folds trained adapters in; it needs "
+                "--lora-rank");
   if (!recompute.empty() && !train)
     return fail("--recompute rewrites training's backward pass; it needs "
                 "--train");
@@ -345,6 +373,9 @@ int main(int argc, char **argv) {
   compileOptions.zero = zero;
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
+  compileOptions.lora.rank = loraRank;
+  compileOptions.lora.alpha = loraAlpha;
+  compileOptions.lora.targets = loraTargets;
   compileOptions.train = train;
   compileOptions.stages = stages;
   compileOptions.virtualStages = virtualStages;
@@ -494,6 +525,11 @@ int main(int argc, char **argv) {
         **session, flags, stepTimes, validation, comm, peaks);
     if (!more.ok())
       return failAll(std::string(more.status().message()));
+    if (!mergeLoraPath.empty())
+      if (absl::Status st = pc::tools::exportMergedLora(
+              **session, *program, mergeLoraPath, loraAlpha, speaker);
+          !st.ok())
+        return failAll(std::string(st.message()));
     if (!*more)
       return 0;
     if (generateTokens > 0)
