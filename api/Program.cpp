@@ -496,6 +496,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     logical.optimizer.beta2 = o.beta2;
     logical.optimizer.eps = o.eps;
     logical.optimizer.clipNorm = o.clipNorm;
+    logical.optimizer.stateBits = o.stateBits;
     logical.optimizer.zero = options.zero;
     logical.optimizer.zeroAxis = options.zeroAxis;
     // Pipeline stages are cut first, so that the eval and logits copies of

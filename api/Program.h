@@ -47,6 +47,9 @@ struct OptimizerOptions {
   std::string schedule = "constant"; // or cosine (linear warmup first)
   int64_t warmupSteps = 0, totalSteps = 0;
   double minLr = 0;
+  /// Bits per element of Adam's moments: 32, or 8 (block-wise quantized;
+  /// docs/memory.md), for tensors of 4096 elements or more.
+  int64_t stateBits = 32;
 };
 
 struct CompileOptions {

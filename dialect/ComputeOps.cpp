@@ -219,6 +219,43 @@ LogicalResult AdamUpdateOp::verify() {
   return success();
 }
 
+LogicalResult Adam8UpdateOp::verify() {
+  SmallVector<int64_t> shape(shapeOf(getWeight()));
+  if (shape.empty())
+    return emitOpError("needs a weight of rank >= 1");
+  SmallVector<int64_t> scales(shape);
+  scales.back() = (scales.back() + 255) / 256;
+  auto check = [&](Value v, ArrayRef<int64_t> want, bool codes,
+                   StringRef what) -> LogicalResult {
+    bool typeOk = codes ? elemOf(v).isUnsignedInteger(8) : elemOf(v).isF32();
+    if (!typeOk || shapeOf(v) != want)
+      return emitOpError() << what << " must be " << (codes ? "ui8" : "f32")
+                           << " of shape " << shape::str(want) << ", not "
+                           << v.getType();
+    return success();
+  };
+  if (failed(check(getWeight(), shape, false, "the weight")) ||
+      failed(check(getGrad(), shape, false, "the gradient")) ||
+      failed(check(getM(), shape, true, "m")) ||
+      failed(check(getV(), shape, true, "v")) ||
+      failed(check(getMScale(), scales, false, "m_scale (one per block)")) ||
+      failed(check(getVScale(), scales, false, "v_scale (one per block)")) ||
+      failed(check(getLr(), {}, false, "lr")) ||
+      failed(check(getBiasCorrection1(), {}, false, "bias_correction1")) ||
+      failed(check(getBiasCorrection2(), {}, false, "bias_correction2")))
+    return failure();
+  for (auto [r, o] :
+       llvm::zip(getResults(), ValueRange{getWeight(), getM(), getMScale(),
+                                          getV(), getVScale()}))
+    if (shapeOf(r) != shapeOf(o) || elemOf(r) != elemOf(o))
+      return emitOpError("results must have the types of the weight, m, "
+                         "m_scale, v and v_scale");
+  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
+  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
+    return emitOpError("beta1 and beta2 must be in [0, 1)");
+  return success();
+}
+
 LogicalResult GeluGradOp::verify() {
   return verifyGrad(*this, getGrad(), getInput());
 }

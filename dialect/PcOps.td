@@ -23,7 +23,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Type constraints and traits
 //===----------------------------------------------------------------------===//
 
-def PC_AnyElem : AnyTypeOf<[F32, F16, BF16, I32, I64]>;
+def PC_AnyElem : AnyTypeOf<[F32, F16, BF16, I32, I64, UI8]>;
 def PC_FloatElem : AnyTypeOf<[F32, F16, BF16]>;
 def PC_IndexElem : AnyTypeOf<[I32, I64]>;
 
@@ -438,6 +438,42 @@ def PC_AdamUpdateOp : PC_ComputeOp<"adam_update"> {
                        F64Attr:$weight_decay);
   let results = (outs PC_FloatTensor:$new_weight, PC_FloatTensor:$new_m,
                       PC_FloatTensor:$new_v);
+}
+
+def PC_Adam8UpdateOp : PC_ComputeOp<"adam8_update"> {
+  let summary = "One Adam or AdamW step with block-wise 8-bit moments";
+  let description = [{
+    `pc.adam_update` with each moment stored in 8 bits (Dettmers et al.
+    2022): `m` and `v` are `ui8` codes of the weight's shape into a fixed
+    non-linear map of 256 values (signed for `m`, unsigned for `v`), times
+    one f32 scale per block, `m_scale` and `v_scale`. A block is 256
+    consecutive elements of a row of the last dim, or the row when it is
+    shorter: the scales have the weight's shape with the last dim `n`
+    replaced by `ceil(n / 256)`. Each block is decoded, stepped in f32
+    exactly as `pc.adam_update`, and encoded again with its new largest
+    magnitude as its scale (nearest code).
+
+    ```mlir
+    %w2, %m2, %ms2, %v2, %vs2 = pc.adam8_update %w, %g, %m, %ms, %v, %vs, %lr, %c1, %c2
+        {beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-08 : f64,
+         weight_decay = 0.0 : f64}
+        : (tensor<64x512xf32>, tensor<64x512xf32>, tensor<64x512xui8>,
+           tensor<64x2xf32>, tensor<64x512xui8>, tensor<64x2xf32>,
+           tensor<f32>, tensor<f32>, tensor<f32>)
+        -> (tensor<64x512xf32>, tensor<64x512xui8>, tensor<64x2xf32>,
+            tensor<64x512xui8>, tensor<64x2xf32>)
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$weight, PC_FloatTensor:$grad,
+                       PC_Tensor:$m, PC_FloatTensor:$m_scale, PC_Tensor:$v,
+                       PC_FloatTensor:$v_scale, PC_FloatTensor:$lr,
+                       PC_FloatTensor:$bias_correction1,
+                       PC_FloatTensor:$bias_correction2, F64Attr:$beta1,
+                       F64Attr:$beta2, F64Attr:$epsilon,
+                       F64Attr:$weight_decay);
+  let results = (outs PC_FloatTensor:$new_weight, PC_Tensor:$new_m,
+                      PC_FloatTensor:$new_m_scale, PC_Tensor:$new_v,
+                      PC_FloatTensor:$new_v_scale);
 }
 
 def PC_SoftmaxOp : PC_ComputeOp<"softmax"> {

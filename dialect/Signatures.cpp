@@ -259,6 +259,24 @@ double AdamUpdateOp::getComputeCost() {
   return 16 * numel(getWeight().getType());
 }
 
+void Adam8UpdateOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                     Sigs &out) {
+  addReplicated(out, 9, 5);
+  // Blocks lie within rows of the last dim: any other dim splits the
+  // tensors and their scales alike, and the last only at whole blocks.
+  int64_t r = in[0].size();
+  for (int64_t d = 0; d < r; ++d) {
+    bool last = d == r - 1;
+    if (in[0][d] < axisSize || (last && in[0][d] % (256 * axisSize) != 0))
+      continue;
+    add(out, {S(d), S(d), S(d), S(d), S(d), S(d), B, B, B},
+        {S(d), S(d), S(d), S(d), S(d)});
+  }
+}
+double Adam8UpdateOp::getComputeCost() {
+  return 24 * numel(getWeight().getType());
+}
+
 void GeluGradOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                   Sigs &out) {
   gradSignatures(in, axisSize, out, -1);

@@ -52,6 +52,14 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                          << static_cast<int64_t>(zero);
       return signalPassFailure();
     }
+    if ((stateBits != 32 && stateBits != 8) ||
+        (stateBits == 8 && (kind == "sgd" || !fuse))) {
+      module.emitError() << "--pc-optimizer: state-bits is 32, or 8 with the "
+                            "fused adam or adamw update, not "
+                         << static_cast<int64_t>(stateBits) << " with " << kind
+                         << (fuse ? "" : " unfused");
+      return signalPassFailure();
+    }
     for (auto f : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (!f.isExternal() && !attrs::getGraph(f) && failed(update(module, f)))
         return signalPassFailure();
@@ -128,6 +136,70 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     attrs::setOptimizerState(state);
     ++numStates;
     return state;
+  }
+
+  /// Whether a weight of `type` (in its update's layout) keeps 8-bit
+  /// moments: with state-bits=8, from 4096 elements (smaller tensors keep
+  /// f32 state, as their scales would cost more than the bytes saved), and
+  /// when its layout splits the last dim, if at all, at whole blocks.
+  bool quantizable(RankedTensorType type) {
+    if (stateBits != 8 || type.getNumElements() < 4096 || type.getRank() < 1)
+      return false;
+    SbpAttr sbp = getSbp(type);
+    if (!sbp)
+      return true;
+    auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(getOperation(),
+                                                             sbp.getMesh());
+    int64_t last = type.getRank() - 1, parts = 1;
+    for (auto [axis, entry] : llvm::enumerate(sbp.getEntries()))
+      if (entry.isSplit() && entry.dim == last && mesh)
+        parts *= mesh.getShape()[axis];
+    return parts == 1 || type.getShape()[last] % (256 * parts) == 0;
+  }
+
+  /// Adam's update with 8-bit moments (pc.adam8_update): codes of the
+  /// weight's shape in ui8 and one f32 scale per block of 256 along the
+  /// last dim, stored in the update's layout.
+  void emitAdam8(ModuleOp module, OpBuilder &b, LogicalEmitter &e,
+                 ParamOp param, RankedTensorType type32, Value w, Value g,
+                 Value lr, Value c1, Value c2, Type elem, SbpAttr layout,
+                 llvm::function_ref<Value(Value)> toStored) {
+    SmallVector<int64_t> scaleShape(type32.getShape());
+    scaleShape.back() = (scaleShape.back() + 255) / 256;
+    auto withLayout = [&](RankedTensorType t) {
+      return layout ? cast<RankedTensorType>(withSbp(t, layout)) : t;
+    };
+    auto codes = withLayout(RankedTensorType::get(
+        type32.getShape(),
+        IntegerType::get(b.getContext(), 8, IntegerType::Unsigned)));
+    auto scales = withLayout(RankedTensorType::get(scaleShape, b.getF32Type()));
+    std::string base = param.getSymName().str();
+    std::string names[4] = {base + ".adam_m", base + ".adam_m.scale",
+                            base + ".adam_v", base + ".adam_v.scale"};
+    RankedTensorType types[4] = {codes, scales, codes, scales};
+    for (int i = 3; i >= 0; --i)
+      addState(module, param, names[i], types[i]);
+    auto read = [&](int i) {
+      return GetParamOp::create(
+                 b, e.loc, types[i],
+                 FlatSymbolRefAttr::get(b.getStringAttr(names[i])))
+          .getResult();
+    };
+    auto update = Adam8UpdateOp::create(
+        b, e.loc, TypeRange{type32, codes, scales, codes, scales}, w, g,
+        read(0), read(1), read(2), read(3), lr, e.here(c1), e.here(c2),
+        b.getF64FloatAttr(beta1), b.getF64FloatAttr(beta2),
+        b.getF64FloatAttr(eps),
+        b.getF64FloatAttr(kind == "adamw" ? double(weightDecay) : 0.0));
+    for (int i = 0; i < 4; ++i)
+      SetParamOp::create(b, e.loc, b.getStringAttr(names[i]),
+                         update->getResult(i + 1));
+    Value next = update.getNewWeight();
+    if (!elem.isF32())
+      next =
+          CastOp::create(b, e.loc, withSbp(type32.clone(elem), layout), next);
+    SetParamOp::create(b, e.loc, param.getSymNameAttr(), toStored(next));
+    ++numQuantized;
   }
 
   /// ZeRO-3: `param` is stored in `shard`, and every read of it in a
@@ -381,6 +453,12 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
           SetParamOp::create(b, e.loc, b.getStringAttr(name), buf);
           step = buf;
         }
+      } else if (quantizable(type32)) {
+        emitAdam8(module, b, e, t.param, type32, w, g, lr, biasCorrection1,
+                  biasCorrection2, elem, updateLayout, toStored);
+        ++numUpdated;
+        ++numFused;
+        continue;
       } else {
         std::string mName = (t.param.getSymName() + ".adam_m").str();
         std::string vName = (t.param.getSymName() + ".adam_v").str();

@@ -376,6 +376,10 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
            "none)">,
     Option<"zeroAxis", "zero-axis", "std::string", "\"dp\"",
            "The mesh axis ZeRO shards over">,
+    Option<"stateBits", "state-bits", "int64_t", "32",
+           "Bits per element of Adam's moments: 32, or 8 (block-wise "
+           "quantized, pc.adam8_update, for tensors of 4096 elements or "
+           "more)">,
   ];
   let statistics = [
     Statistic<"numUpdated", "updated", "Parameters given an update">,
@@ -383,6 +387,8 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     Statistic<"numGathered", "gathered",
               "Parameter reads gathered at their use (ZeRO-3)">,
     Statistic<"numFused", "fused", "Updates emitted as one pc.adam_update">,
+    Statistic<"numQuantized", "quantized",
+              "Updates with 8-bit moments (pc.adam8_update)">,
     Statistic<"numStates", "states", "Optimizer state parameters added">,
   ];
 }

@@ -33,7 +33,9 @@ namespace pc::runtime {
 /// Element types of tensors and collectives. F16 and BF16 are stored as
 /// their 16 bits; reductions on them accumulate each step in f32 and round
 /// back (runtime/device/HalfFloat.h).
-enum class CommType : uint8_t { F32, F64, I32, I64, F16, BF16 };
+/// U8 holds codes (8-bit optimizer states): stored, copied and moved, never
+/// reduced.
+enum class CommType : uint8_t { F32, F64, I32, I64, F16, BF16, U8 };
 
 /// "f32", "bf16", ... as the IR spells them.
 const char *nameOf(CommType type);

@@ -75,6 +75,9 @@ void reduceInto(void *acc, const void *x, int64_t n, CommType type,
   case CommType::I64:
     return reduceInto(static_cast<int64_t *>(acc),
                       static_cast<const int64_t *>(x), n, kind);
+  case CommType::U8:
+    return reduceInto(static_cast<uint8_t *>(acc),
+                      static_cast<const uint8_t *>(x), n, kind);
   }
 }
 
@@ -93,6 +96,8 @@ void divide(void *x, int64_t n, CommType type, int64_t by) {
     return divide(static_cast<int32_t *>(x), n, by);
   case CommType::I64:
     return divide(static_cast<int64_t *>(x), n, by);
+  case CommType::U8:
+    return divide(static_cast<uint8_t *>(x), n, by);
   }
 }
 

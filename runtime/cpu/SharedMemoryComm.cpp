@@ -56,6 +56,8 @@ int64_t sizeOf(CommType type) {
   case CommType::F16:
   case CommType::BF16:
     return 2;
+  case CommType::U8:
+    return 1;
   }
   return 1;
 }
@@ -74,6 +76,8 @@ const char *nameOf(CommType type) {
     return "f16";
   case CommType::BF16:
     return "bf16";
+  case CommType::U8:
+    return "ui8";
   }
   return "?";
 }

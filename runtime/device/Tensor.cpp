@@ -5,6 +5,7 @@
 #include "runtime/device/HalfFloat.h"
 #include "runtime/device/HostTensor.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pc::runtime {
@@ -29,6 +30,8 @@ double TensorView::get(int64_t i) const {
     return f16ToFloat(as<uint16_t>()[i]);
   case CommType::BF16:
     return bf16ToFloat(as<uint16_t>()[i]);
+  case CommType::U8:
+    return as<uint8_t>()[i];
   }
   return 0;
 }
@@ -52,6 +55,10 @@ void TensorView::set(int64_t i, double v) const {
     break;
   case CommType::BF16:
     as<uint16_t>()[i] = floatToBf16(static_cast<float>(v));
+    break;
+  case CommType::U8:
+    as<uint8_t>()[i] =
+        static_cast<uint8_t>(std::clamp(std::trunc(v), 0.0, 255.0));
     break;
   }
 }

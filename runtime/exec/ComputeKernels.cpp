@@ -13,6 +13,7 @@
 #include "runtime/device/HostTensor.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/kernels/OneDnn.h"
+#include "runtime/kernels/Quant8.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -472,6 +473,42 @@ void registerCpuComputeKernels(KernelRegistry &r) {
                   return cpu::causalMask(*in[0], out, zero);
                 };
               }));
+  r.add(kCpu, "pc.adam8_update", {CommType::F32}, StreamKind::Compute,
+        [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
+          auto a = cast<Adam8UpdateOp>(op);
+          double b1 = a.getBeta1().convertToDouble(),
+                 b2 = a.getBeta2().convertToDouble();
+          cpu::Adam8Constants k{
+              static_cast<float>(b1),
+              static_cast<float>(1 - b1),
+              static_cast<float>(b2),
+              static_cast<float>(1 - b2),
+              static_cast<float>(a.getEpsilon().convertToDouble()),
+              static_cast<float>(a.getWeightDecay().convertToDouble())};
+          std::vector<std::pair<Shape, CommType>> outs;
+          for (Value r : a.getResults())
+            outs.push_back({shapeOf(r.getType()), *commTypeOf(r.getType())});
+          return Kernel([k, outs](KernelIO &io) -> absl::Status {
+            std::shared_ptr<Tensor> out[5];
+            for (int i = 0; i < 5; ++i) {
+              absl::StatusOr<std::shared_ptr<Tensor>> made =
+                  io.context.allocate(outs[i].first, outs[i].second);
+              if (!made.ok())
+                return made.status();
+              out[i] = *std::move(made);
+            }
+            auto scalar = [&](int i) { return io.inputs[i]->as<float>()[0]; };
+            if (absl::Status s = cpu::adam8Update(
+                    *io.inputs[0], *io.inputs[1], *io.inputs[2], *io.inputs[3],
+                    *io.inputs[4], *io.inputs[5], scalar(6), scalar(7),
+                    scalar(8), k, *out[0], *out[1], *out[2], *out[3], *out[4]);
+                !s.ok())
+              return s;
+            for (int i = 0; i < 5; ++i)
+              io.outputs[i] = std::move(out[i]);
+            return absl::OkStatus();
+          });
+        });
   r.add(kCpu, "pc.adam_update", {CommType::F32}, StreamKind::Compute,
         [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           auto a = cast<AdamUpdateOp>(op);

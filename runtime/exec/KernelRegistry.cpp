@@ -26,6 +26,8 @@ absl::StatusOr<CommType> commTypeOf(Type tensorType) {
     return CommType::I64;
   if (e.isInteger(32))
     return CommType::I32;
+  if (e.isUnsignedInteger(8))
+    return CommType::U8;
   if (e.isF64())
     return CommType::F64;
   std::string name;

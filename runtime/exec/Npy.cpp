@@ -97,6 +97,8 @@ const char *descrOf(CommType t) {
     return "<f2";
   case CommType::BF16:
     break; // Written as f32 (writeNpy).
+  case CommType::U8:
+    return "|u1";
   }
   return "?";
 }

@@ -135,9 +135,11 @@ mapSafetensors(const std::string &path,
       type = CommType::F16;
     else if (*dtype == "BF16")
       type = CommType::BF16;
+    else if (*dtype == "U8")
+      type = CommType::U8;
     else
       return bad(absl::StrCat("dtype ", dtype->str(),
-                              " is not F32, F16, BF16, F64, I32 or I64"));
+                              " is not F32, F16, BF16, F64, I32, I64 or U8"));
     // The element count is bounded by the file's size as it grows, so a
     // hostile shape cannot overflow it.
     std::vector<int64_t> shape;
@@ -222,6 +224,8 @@ const char *dtypeOf(CommType t) {
     return "F16";
   case CommType::BF16:
     return "BF16";
+  case CommType::U8:
+    return "U8";
   }
   return "?";
 }

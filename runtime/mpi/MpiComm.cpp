@@ -96,6 +96,8 @@ struct MpiTypes {
       return f16;
     case CommType::BF16:
       return bf16;
+    case CommType::U8:
+      return MPI_UINT8_T;
     }
     return MPI_BYTE;
   }

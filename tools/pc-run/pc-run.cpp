@@ -154,6 +154,11 @@ int main(int argc, char **argv) {
                "folded in (W + alpha/rank A B) to this .safetensors file, "
                "for --load-params of the model without adapters"),
       cl::cat(memoryCat));
+  cl::opt<int> stateBits(
+      "state-bits",
+      cl::desc("Bits per element of Adam's moments: 32, or 8 (block-wise "
+               "quantized, for tensors of 4096 elements or more)"),
+      cl::init(32), cl::cat(memoryCat));
   cl::opt<std::string> recompute(
       "recompute",
       cl::desc("With --train, recompute activations in the backward pass "
@@ -357,6 +362,12 @@ int main(int argc, char **argv) {
     return fail("--zero shards training's optimizer state; it needs --train");
   if (!recompute.empty() && recompute != "full" && recompute != "selective")
     return fail("--recompute is full or selective, not '" + recompute + "'");
+  if (stateBits != 32 && stateBits != 8)
+    return fail("--state-bits must be 32 or 8, not " +
+                std::to_string(stateBits));
+  if (stateBits == 8 && (!train || optimizer == "sgd"))
+    return fail("--state-bits 8 quantizes Adam's moments; it needs --train "
+                "and --optimizer adam or adamw");
   if (loraRank < 0)
     return fail("--lora-rank must be at least 0, not " +
                 std::to_string(loraRank));
@@ -381,9 +392,9 @@ int main(int argc, char **argv) {
   compileOptions.virtualStages = virtualStages;
   compileOptions.microbatches = microBatches;
   compileOptions.schedule = pipelineSchedule;
-  compileOptions.optimizer = {optimizer, lr,          momentum,   weightDecay,
-                              beta1,     beta2,       eps,        clipNorm,
-                              schedule,  warmupSteps, totalSteps, minLr};
+  compileOptions.optimizer = {
+      optimizer, lr,       momentum,    weightDecay, beta1, beta2,    eps,
+      clipNorm,  schedule, warmupSteps, totalSteps,  minLr, stateBits};
   absl::StatusOr<pc::api::Program> program = pc::api::compileSource(
       (*file)->getBuffer().str(), model, compileOptions, graphName);
   if (!program.ok())

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 DTYPES = {"F32": np.float32, "F16": np.float16, "I32": np.int32,
-          "I64": np.int64, "BF16": np.uint16}
+          "I64": np.int64, "BF16": np.uint16, "U8": np.uint8}
 
 
 def load(path):
