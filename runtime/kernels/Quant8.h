@@ -36,8 +36,9 @@ inline constexpr int64_t kQuantBlock = 256;
 /// The 256 values of the signed (first moment) or unsigned (second moment)
 /// map, ascending; code c means map[c] times the block's scale.
 const std::array<float, 256> &quantMap(bool isSigned);
-/// The code of the map value nearest `x` (`x` in the map's range).
-uint8_t quantize(float x, const std::array<float, 256> &map);
+/// The code of the value of quantMap(isSigned) nearest `x` (`x` in the
+/// map's range).
+uint8_t quantize(float x, bool isSigned);
 
 /// Blocks per row of `rowLength` elements.
 inline int64_t blocksPerRow(int64_t rowLength) {

@@ -28,10 +28,18 @@ TEST(Quant8Test, MapsAreAscendingAndCoverTheirRange) {
       EXPECT_LT(map[c - 1], map[c]) << "code " << c;
     EXPECT_EQ(map.back(), 1.0f);
     EXPECT_EQ(map.front(), isSigned ? -1.0f : 0.0f);
-    EXPECT_EQ(cpu::quantize(0.0f, map), isSigned ? 127 : 0);
+    EXPECT_EQ(cpu::quantize(0.0f, isSigned), isSigned ? 127 : 0);
     // Every code is its own value's nearest.
     for (int c = 0; c < 256; ++c)
-      EXPECT_EQ(cpu::quantize(map[c], map), c);
+      EXPECT_EQ(cpu::quantize(map[c], isSigned), c);
+    // Between two codes, the nearer; beyond the ends, the end.
+    for (int c = 0; c + 1 < 256; ++c) {
+      float a = map[c], b = map[c + 1];
+      EXPECT_EQ(cpu::quantize(a + (b - a) * 0.4f, isSigned), c);
+      EXPECT_EQ(cpu::quantize(a + (b - a) * 0.6f, isSigned), c + 1);
+    }
+    EXPECT_EQ(cpu::quantize(2.0f, isSigned), 255);
+    EXPECT_EQ(cpu::quantize(-2.0f, isSigned), 0);
     // Dynamic: the codes reach 1e-7 of the scale, and are finer near zero.
     int small = 0;
     for (float v : map)
