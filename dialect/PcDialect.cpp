@@ -91,8 +91,8 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
     if (!onFunc || !dict || !pc::attrs::getMemoryUse(op))
       return op->emitOpError(
           "'pc.memory' must be a dictionary of i64 byte counts (peak, "
-          "parameters, gradients, optimizer_state, activations, workspace) "
-          "on a func.func");
+          "parameters, gradients, optimizer_state, activations, workspace, "
+          "and optionally activations_peak) on a func.func");
     return success();
   }
   if (name == pc::attrs::kMicroBatch) {

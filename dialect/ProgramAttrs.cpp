@@ -133,6 +133,10 @@ std::optional<MemoryUse> getMemoryUse(Operation *f) {
   MemoryUse use;
   for (auto [name, field] : kMemoryFields) {
     auto value = dict.getAs<IntegerAttr>(name);
+    // activations_peak came later; IR written before it still reads.
+    if (!value && llvm::StringRef(name) == "activations_peak" &&
+        !dict.get(name))
+      continue;
     if (!value)
       return std::nullopt;
     use.*field = value.getInt();

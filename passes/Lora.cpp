@@ -46,19 +46,39 @@ struct LoraPass : public pc::impl::LoraBase<LoraPass> {
       return signalPassFailure();
     }
     DenseMap<StringAttr, Adapter> adapters;
-    SmallVector<MatmulOp> sites;
-    module.walk([&](MatmulOp m) {
-      auto f = m->getParentOfType<func::FuncOp>();
-      if (!f || attrs::getGraph(f) || m.getTransposeLhs() ||
-          m.getTransposeRhs() || m.getAddend())
+    // A weight is adapted only when every read of it, in every logical
+    // graph, is the right operand of a plain matmul: a weight also read
+    // otherwise (tied, transposed, or by another op) would be trained at
+    // some reads and not at others, and --merge-lora could not fold it.
+    DenseMap<StringAttr, SmallVector<MatmulOp>> readers;
+    DenseSet<StringAttr> excluded;
+    module.walk([&](GetParamOp get) {
+      auto f = get->getParentOfType<func::FuncOp>();
+      if (!f || attrs::getGraph(f) || !pattern.match(get.getName()))
         return;
-      auto get = m.getRhs().getDefiningOp<GetParamOp>();
-      if (!get || m.getRhs().getType().getRank() != 2 ||
-          !pattern.match(get.getName()))
-        return;
+      StringAttr name = get.getNameAttr().getAttr();
       auto param = module.lookupSymbol<ParamOp>(get.getNameAttr());
-      if (param && param.getTrainable())
-        sites.push_back(m);
+      if (!param || !param.getTrainable() || get.getType().getRank() != 2) {
+        excluded.insert(name);
+        return;
+      }
+      for (OpOperand &use : get->getUses()) {
+        auto m = dyn_cast<MatmulOp>(use.getOwner());
+        if (!m || use.getOperandNumber() != 1 || m.getTransposeLhs() ||
+            m.getTransposeRhs() || m.getAddend())
+          excluded.insert(name);
+        else
+          readers[name].push_back(m);
+      }
+    });
+    SmallVector<MatmulOp> sites;
+    module.walk([&](GetParamOp get) {
+      StringAttr name = get.getNameAttr().getAttr();
+      auto it = readers.find(name);
+      if (it == readers.end() || excluded.contains(name))
+        return;
+      sites.append(it->second);
+      readers.erase(it);
     });
     if (sites.empty()) {
       module.emitError() << "--pc-lora: no matmul weight's name matches '"

@@ -239,13 +239,21 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
   }
 
   /// The first operand of `user` other than `weight` that something
-  /// computes (not a parameter read or a constant); null when none.
+  /// computes: not a parameter read (or another weight's gather), a
+  /// constant or an argument, which are all there from the start; null
+  /// when none.
   static Value gateOf(Operation *user, Value weight) {
     for (Value v : user->getOperands()) {
-      Operation *def = v.getDefiningOp();
-      if (v == weight || (def && isa<GetParamOp, ConstantOp>(def)))
+      if (v == weight)
         continue;
-      if (!def || !isa<ToSbpOp, AfterOp>(def))
+      Value root = v;
+      while (Operation *d = root.getDefiningOp()) {
+        if (!isa<ToSbpOp, AfterOp>(d))
+          break;
+        root = d->getOperand(0);
+      }
+      Operation *def = root.getDefiningOp();
+      if (def && !isa<GetParamOp, ConstantOp>(def))
         return v;
     }
     return {};

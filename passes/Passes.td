@@ -177,8 +177,10 @@ def Lora : Pass<"pc-lora", "::mlir::ModuleOp"> {
     (`trainable = false`): autodiff then differentiates the adapters only,
     and the optimizer keeps state for them only. A tensor-parallel weight's
     adapter splits with it: A takes the weight's split of its input dim, B
-    of its output dim. Weights read transposed (`transpose_rhs`) are left
-    alone. Matching no weight is an error.
+    of its output dim. A weight is adapted only when every read of it is
+    the right operand of a plain matmul (not transposed, no addend): a
+    weight also read otherwise (tied embeddings, `transpose_rhs`) is left
+    alone, and frozen. Matching no weight is an error.
 
     ```mlir
     // input (targets = "attn\.q$")

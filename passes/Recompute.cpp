@@ -75,8 +75,14 @@ layerSegments(func::FuncOp f, const DenseSet<Operation *> &forward) {
   std::optional<std::string> current;
   std::optional<int64_t> currentStage;
   for (Operation &op : f.getBody().front().without_terminator()) {
-    if (!forward.contains(&op) || isShared(&op))
+    if (isShared(&op))
       continue;
+    // Backward work in between ends a run: with micro-batches, one
+    // micro-batch's last layer is not the next one's first.
+    if (!forward.contains(&op)) {
+      current.reset();
+      continue;
+    }
     std::optional<std::string> key;
     if (userSegments) {
       if (std::optional<int64_t> s = attrs::getSegment(&op))
@@ -214,8 +220,10 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
     if (gate)
       for (Value r : previous) {
         Operation *def = r.getDefiningOp();
+        // Only readers of this segment's action: under zb-h1 a W reader
+        // runs after the B action the copies belong to.
         if (r == gate || !def->isBeforeInBlock(first) ||
-            attrs::getStage(def) != stage)
+            attrs::getStage(def) != stage || attrs::getAction(def) != action)
           continue;
         auto a = AfterOp::create(b, gate.getLoc(), gate, r);
         a.getResult().setType(
@@ -344,6 +352,8 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
   /// other forward work in between: then recomputing it saves nothing.
   static bool backwardFollows(ArrayRef<Operation *> segment, Operation *first,
                               const DenseSet<Operation *> &forward) {
+    if (first->isBeforeInBlock(segment.back()))
+      return true;
     for (Operation *op = segment.back()->getNextNode(); op && op != first;
          op = op->getNextNode())
       if (forward.contains(op) && !isShared(op) &&
@@ -361,11 +371,10 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
     ArrayAttr wants = attrs::getOperandSbps(first);
     for (auto [i, v] : llvm::enumerate(first->getOperands()))
       if (Operation *def = v.getDefiningOp();
-          def && !forward.contains(def) && !isa<ConstantOp>(def))
+          def && !forward.contains(def) && !isShared(def))
         return {v, wants ? wants[i] : Attribute(getSbp(v.getType()))};
     for (Operation *op = first->getPrevNode(); op; op = op->getPrevNode())
-      if (!forward.contains(op) && !isa<ConstantOp>(op) &&
-          op->getNumResults() == 1 &&
+      if (!forward.contains(op) && !isShared(op) && op->getNumResults() == 1 &&
           attrs::getStage(op) == attrs::getStage(first)) {
         Value v = op->getResult(0);
         return {v, getSbp(v.getType())};

@@ -138,8 +138,8 @@ absl::Status adam8Update(const TensorView &w, const TensorView &g,
         // As pc.adam_update (cpu::adamUpdate), on the decoded moments.
         float mj =
             (sm[mCodes.as<uint8_t>()[i]] * ms) * k.beta1 + gj * k.oneMinusBeta1;
-        float vj = (um[vCodes.as<uint8_t>()[i]] * vs) * k.beta2 +
-                   (gj * gj) * k.oneMinusBeta2;
+        float root = um[vCodes.as<uint8_t>()[i]];
+        float vj = (root * root * vs) * k.beta2 + (gj * gj) * k.oneMinusBeta2;
         float step = (mj / c1) / (std::sqrt(vj / c2) + k.epsilon);
         if (k.weightDecay != 0.0f)
           step = step + wi[i] * k.weightDecay;
@@ -155,7 +155,7 @@ absl::Status adam8Update(const TensorView &w, const TensorView &g,
         mCodes2.as<uint8_t>()[begin + j] =
             sb.encode(mMax > 0 ? m[j] / mMax : 0.0f);
         vCodes2.as<uint8_t>()[begin + j] =
-            ub.encode(vMax > 0 ? v[j] / vMax : 0.0f);
+            ub.encode(vMax > 0 ? std::sqrt(v[j] / vMax) : 0.0f);
       }
     }
   return absl::OkStatus();

@@ -53,7 +53,12 @@ struct Adam8Constants {
 
 /// One Adam/AdamW step of `w` (f32) with 8-bit moments (pc.adam8_update):
 /// `mCodes`, `vCodes` (ui8, w's shape) and their scales `mScale`, `vScale`
-/// (f32, w's shape with the last dim in blocks). Each block is decoded,
+/// (f32, w's shape with the last dim in blocks). The second moment is
+/// coded by its square root (v = (map[c])^2 * scale): a gradient 1e-4 of
+/// its block's largest has v 1e-8 of the scale, below the map's reach,
+/// and a v rounded to zero never recovers and makes the step 1/sqrt(1 -
+/// beta2) times too large; its root, 1e-4, is well inside. Each block is
+/// decoded,
 /// stepped in f32 exactly as pc.adam_update, and encoded again with its
 /// new largest magnitude as scale.
 absl::Status adam8Update(const TensorView &w, const TensorView &g,

@@ -149,3 +149,17 @@ pc.mesh @m <["x"=2]>
 func.func @f.part0() attributes {pc.graph = "f"} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'pc.memory' must be a dictionary of i64 byte counts (peak, parameters, gradients, optimizer_state, activations, workspace, and optionally activations_peak) on a func.func}}
+func.func @g() attributes {pc.memory = {peak = 1 : i64}} {
+  return
+}
+
+// -----
+
+// pc.memory written before activations_peak existed still reads.
+func.func @h() attributes {pc.memory = {activations = 0 : i64, gradients = 0 : i64, optimizer_state = 0 : i64, parameters = 0 : i64, peak = 0 : i64, workspace = 0 : i64}} {
+  return
+}
