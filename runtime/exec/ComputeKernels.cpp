@@ -243,6 +243,19 @@ void fillConstant(DenseElementsAttr dense, Tensor &out) {
     value.set(i, element(i));
 }
 
+/// Adam's constants of pc.adam_update or pc.adam8_update, as the f32
+/// values their elementwise form multiplies by.
+template <typename AdamOp> cpu::AdamConstants adamConstants(AdamOp a) {
+  double b1 = a.getBeta1().convertToDouble(),
+         b2 = a.getBeta2().convertToDouble();
+  return {static_cast<float>(b1),
+          static_cast<float>(1 - b1),
+          static_cast<float>(b2),
+          static_cast<float>(1 - b2),
+          static_cast<float>(a.getEpsilon().convertToDouble()),
+          static_cast<float>(a.getWeightDecay().convertToDouble())};
+}
+
 /// Ops that only move bytes: any element type, no widening.
 void registerDataMovement(KernelRegistry &r) {
   r.add(kCpu, "pc.reshape", kAllTypes, StreamKind::Compute,
@@ -476,18 +489,14 @@ void registerCpuComputeKernels(KernelRegistry &r) {
   r.add(kCpu, "pc.adam8_update", {CommType::F32}, StreamKind::Compute,
         [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           auto a = cast<Adam8UpdateOp>(op);
-          double b1 = a.getBeta1().convertToDouble(),
-                 b2 = a.getBeta2().convertToDouble();
-          cpu::Adam8Constants k{
-              static_cast<float>(b1),
-              static_cast<float>(1 - b1),
-              static_cast<float>(b2),
-              static_cast<float>(1 - b2),
-              static_cast<float>(a.getEpsilon().convertToDouble()),
-              static_cast<float>(a.getWeightDecay().convertToDouble())};
+          cpu::AdamConstants k = adamConstants(a);
           std::vector<std::pair<Shape, CommType>> outs;
-          for (Value r : a.getResults())
-            outs.push_back({shapeOf(r.getType()), *commTypeOf(r.getType())});
+          for (Value r : a.getResults()) {
+            absl::StatusOr<CommType> type = commTypeOf(r.getType());
+            if (!type.ok())
+              return type.status();
+            outs.push_back({shapeOf(r.getType()), *type});
+          }
           return Kernel([k, outs](KernelIO &io) -> absl::Status {
             std::shared_ptr<Tensor> out[5];
             for (int i = 0; i < 5; ++i) {
@@ -512,15 +521,7 @@ void registerCpuComputeKernels(KernelRegistry &r) {
   r.add(kCpu, "pc.adam_update", {CommType::F32}, StreamKind::Compute,
         [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           auto a = cast<AdamUpdateOp>(op);
-          double b1 = a.getBeta1().convertToDouble(),
-                 b2 = a.getBeta2().convertToDouble();
-          cpu::AdamConstants k{
-              static_cast<float>(b1),
-              static_cast<float>(1 - b1),
-              static_cast<float>(b2),
-              static_cast<float>(1 - b2),
-              static_cast<float>(a.getEpsilon().convertToDouble()),
-              static_cast<float>(a.getWeightDecay().convertToDouble())};
+          cpu::AdamConstants k = adamConstants(a);
           Shape shape = shapeOf(a.getWeight().getType());
           return Kernel([k, shape](KernelIO &io) -> absl::Status {
             std::shared_ptr<Tensor> out[3];

@@ -104,7 +104,7 @@ uint8_t quantize(float x, bool isSigned) {
 absl::Status adam8Update(const TensorView &w, const TensorView &g,
                          const TensorView &mCodes, const TensorView &mScale,
                          const TensorView &vCodes, const TensorView &vScale,
-                         float lr, float c1, float c2, const Adam8Constants &k,
+                         float lr, float c1, float c2, const AdamConstants &k,
                          const TensorView &w2, const TensorView &mCodes2,
                          const TensorView &mScale2, const TensorView &vCodes2,
                          const TensorView &vScale2) {

@@ -22,6 +22,7 @@
 #define PC_RUNTIME_KERNELS_QUANT8_H
 
 #include "runtime/device/Tensor.h"
+#include "runtime/kernels/CpuKernels.h"
 
 #include "absl/status/status.h"
 
@@ -45,12 +46,6 @@ inline int64_t blocksPerRow(int64_t rowLength) {
   return (rowLength + kQuantBlock - 1) / kQuantBlock;
 }
 
-/// Adam's constants, as for pc.adam_update: the f32 values its
-/// elementwise form multiplies by.
-struct Adam8Constants {
-  float beta1, oneMinusBeta1, beta2, oneMinusBeta2, epsilon, weightDecay;
-};
-
 /// One Adam/AdamW step of `w` (f32) with 8-bit moments (pc.adam8_update):
 /// `mCodes`, `vCodes` (ui8, w's shape) and their scales `mScale`, `vScale`
 /// (f32, w's shape with the last dim in blocks). The second moment is
@@ -64,7 +59,7 @@ struct Adam8Constants {
 absl::Status adam8Update(const TensorView &w, const TensorView &g,
                          const TensorView &mCodes, const TensorView &mScale,
                          const TensorView &vCodes, const TensorView &vScale,
-                         float lr, float c1, float c2, const Adam8Constants &k,
+                         float lr, float c1, float c2, const AdamConstants &k,
                          const TensorView &w2, const TensorView &mCodes2,
                          const TensorView &mScale2, const TensorView &vCodes2,
                          const TensorView &vScale2);

@@ -82,7 +82,7 @@ TEST(Quant8Test, FirstStepEqualsAdamAndStatesDecodeClose) {
     Case c(rows, cols, rng);
     float lr = 1e-3f, c1 = 0.1f, c2 = 0.001f;
     cpu::AdamConstants k32{0.9f, 0.1f, 0.999f, 0.001f, 1e-8f, 0.01f};
-    cpu::Adam8Constants k8{0.9f, 0.1f, 0.999f, 0.001f, 1e-8f, 0.01f};
+    cpu::AdamConstants k8 = k32;
     HostTensor m32 = HostTensor::zeros({rows, cols}, CommType::F32);
     HostTensor v32 = m32, w32 = m32, m32b = m32, v32b = m32;
     ASSERT_TRUE(
