@@ -197,6 +197,15 @@ static LogicalResult verifyGrad(Operation *op, Value grad, Value other) {
   return success();
 }
 
+/// Adam's decay rates, of pc.adam_update and pc.adam8_update.
+template <typename AdamOp> static LogicalResult verifyBetas(AdamOp op) {
+  double b1 = op.getBeta1().convertToDouble(),
+         b2 = op.getBeta2().convertToDouble();
+  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
+    return op.emitOpError("beta1 and beta2 must be in [0, 1)");
+  return success();
+}
+
 LogicalResult AdamUpdateOp::verify() {
   ArrayRef<int64_t> shape = shapeOf(getWeight());
   for (auto [i, v] : llvm::enumerate(getOperands())) {
@@ -213,10 +222,7 @@ LogicalResult AdamUpdateOp::verify() {
   for (Value r : getResults())
     if (shapeOf(r) != shape || !elemOf(r).isF32())
       return emitOpError("results must have the weight's type");
-  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
-  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
-    return emitOpError("beta1 and beta2 must be in [0, 1)");
-  return success();
+  return verifyBetas(*this);
 }
 
 LogicalResult Adam8UpdateOp::verify() {
@@ -250,10 +256,7 @@ LogicalResult Adam8UpdateOp::verify() {
     if (shapeOf(r) != shapeOf(o) || elemOf(r) != elemOf(o))
       return emitOpError("results must have the types of the weight, m, "
                          "m_scale, v and v_scale");
-  double b1 = getBeta1().convertToDouble(), b2 = getBeta2().convertToDouble();
-  if (!(b1 >= 0 && b1 < 1) || !(b2 >= 0 && b2 < 1))
-    return emitOpError("beta1 and beta2 must be in [0, 1)");
-  return success();
+  return verifyBetas(*this);
 }
 
 LogicalResult GeluGradOp::verify() {

@@ -212,6 +212,23 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
         attrs::setAction(op, action);
     };
     OpBuilder b(first);
+    // `input` through pc.after `dep`, in layout `layout` (the input's own
+    // when null), reading `dep` in `depLayout`; layouts only once
+    // propagation has given them.
+    auto after = [&](Value input, Attribute layout, Value dep,
+                     Attribute depLayout) -> Value {
+      auto a = AfterOp::create(b, input.getLoc(), input, dep);
+      a.getResult().setType(
+          layout ? withSbp(input.getType(), cast<SbpAttr>(layout))
+                 : cast<RankedTensorType>(input.getType()));
+      if (depLayout)
+        attrs::setOperandSbps(
+            a, b.getArrayAttr(
+                   {layout ? layout : Attribute(getSbp(input.getType())),
+                    depLayout}));
+      mark(a);
+      return a;
+    };
     // The copies also wait until the previous segment's copies have been
     // read: one segment's recomputed values at a time, whatever order the
     // runtime takes ready ops in (it would start this recomputation as soon
@@ -225,15 +242,8 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
         if (r == gate || !def->isBeforeInBlock(first) ||
             attrs::getStage(def) != stage || attrs::getAction(def) != action)
           continue;
-        auto a = AfterOp::create(b, gate.getLoc(), gate, r);
-        a.getResult().setType(
-            gateLayout ? withSbp(gate.getType(), cast<SbpAttr>(gateLayout))
-                       : cast<RankedTensorType>(gate.getType()));
-        if (gateLayout)
-          attrs::setOperandSbps(
-              a, b.getArrayAttr({gateLayout, Attribute(getSbp(r.getType()))}));
-        mark(a);
-        gate = a;
+        gate = after(gate, gateLayout, r,
+                     gateLayout ? Attribute(getSbp(r.getType())) : Attribute());
       }
 
     // After SBP propagation the copies take their originals' layouts; each
@@ -271,47 +281,35 @@ struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
           continue;
         }
         Attribute want = wants ? wants[i] : Attribute();
-        Value &after = gated[{v, want}];
-        if (!after) {
+        Value &copied = gated[{v, want}];
+        if (!copied) {
           // A weight ZeRO-3 gathers for the forward pass is gathered again
           // for the copies, not kept from the forward pass.
-          if (auto gather = v.getDefiningOp<ToSbpOp>()) {
+          GetParamOp get;
+          auto gather = v.getDefiningOp<ToSbpOp>();
+          if (gather) {
             Value in = gather.getInput();
             if (auto a = in.getDefiningOp<AfterOp>())
               in = a.getInput();
-            if (auto get = in.getDefiningOp<GetParamOp>()) {
-              auto a = AfterOp::create(b, v.getLoc(), get, gate);
-              a.getResult().setType(get.getType());
-              if (wants)
-                attrs::setOperandSbps(
-                    a, b.getArrayAttr({getSbp(get.getType()), gateLayout}));
-              mark(a);
-              auto regather = ToSbpOp::create(b, v.getLoc(), gather.getType(),
-                                              a.getResult());
-              mark(regather);
-              after = regather;
-              operands.push_back(after);
-              continue;
-            }
+            get = in.getDefiningOp<GetParamOp>();
           }
-          auto a = AfterOp::create(b, v.getLoc(), v, gate);
-          a.getResult().setType(want ? withSbp(v.getType(), cast<SbpAttr>(want))
-                                     : cast<RankedTensorType>(v.getType()));
-          if (wants)
-            attrs::setOperandSbps(
-                a, b.getArrayAttr({want ? want : Attribute(getSbp(v.getType())),
-                                   gateLayout}));
-          mark(a);
-          after = a;
+          Attribute depLayout = wants ? gateLayout : Attribute();
+          if (get) {
+            Value shard = after(get, {}, gate, depLayout);
+            Operation *regather =
+                ToSbpOp::create(b, v.getLoc(), gather.getType(), shard);
+            mark(regather);
+            copied = regather->getResult(0);
+          } else {
+            copied = after(v, want, gate, depLayout);
+          }
         }
-        operands.push_back(after);
+        operands.push_back(copied);
       }
       Operation *copy = b.clone(*op, map);
       copy->setOperands(operands);
       copy->removeAttr(attrs::kSegment);
-      mark(copy);
-      for (auto [from, to] : llvm::zip(op->getResults(), copy->getResults()))
-        map.map(from, to);
+      mark(copy); // clone() mapped its results
       ++numRecomputed;
     }
     for (Operation *op : needed)
