@@ -112,6 +112,16 @@ std::vector<Parameter> Program::parameters() const {
   return out;
 }
 
+bool Program::fedByTraining(int64_t index) const {
+  if (!isTraining)
+    return false;
+  if (index == lrIndex)
+    return true;
+  return llvm::any_of(inputPorts, [&](const Port &p) {
+    return p.index == index && p.name == attrs::kInjectOverflowInput;
+  });
+}
+
 std::map<int64_t, MemoryUse> Program::predictedMemory() const {
   std::map<int64_t, MemoryUse> out;
   if (!impl)
@@ -512,6 +522,24 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
                 });
             !s.ok())
           return s;
+      // Mixed precision next: the eval and logits copies compute in the
+      // same types as the step.
+      if (!options.mixedPrecision.dtype.empty()) {
+        const CompileOptions::MixedPrecision &mp = options.mixedPrecision;
+        MixedPrecisionOptions pass;
+        pass.dtype = mp.dtype;
+        pass.f32Ops.assign(mp.f32Ops.begin(), mp.f32Ops.end());
+        pass.lossScale = mp.lossScale;
+        pass.initScale = mp.initScale;
+        pass.growthInterval = mp.growthInterval;
+        pass.injectOverflow = mp.injectOverflow && options.train;
+        if (absl::Status s = runPasses(m,
+                                       [&](PassManager &pm) {
+                                         pm.addPass(createMixedPrecision(pass));
+                                       });
+            !s.ok())
+          return s;
+      }
       if (absl::Status s = splitStages(m, logical.pipeline); !s.ok())
         return s;
       if (options.train)

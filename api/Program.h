@@ -88,6 +88,22 @@ struct CompileOptions {
   /// layers in the backward pass, "selective" only attention cores; ""
   /// keeps every activation. Results are bit for bit the same.
   std::string recompute;
+  /// Mixed precision (docs/memory.md, --pc-mixed-precision): with dtype
+  /// "bf16" or "f16" the forward and backward passes compute in that type
+  /// over f32 master weights, except the ops `f32Ops` names (empty: the
+  /// default list). Loss scaling: "dynamic" (the default for f16) starts
+  /// at initScale, halves on an overflow, whose step is skipped, and
+  /// doubles after growthInterval clean steps; "none" (the default for
+  /// bf16); or a number, a static scale. injectOverflow adds the input a
+  /// test forces overflows through (Session::injectOverflow).
+  struct MixedPrecision {
+    std::string dtype;
+    std::vector<std::string> f32Ops;
+    std::string lossScale;
+    double initScale = 65536;
+    int64_t growthInterval = 2000;
+    bool injectOverflow = false;
+  } mixedPrecision;
   /// Bytes of memory per device (0: no limit). A program whose predicted
   /// peak exceeds it fails to compile, naming its ranks and what the peak
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory
@@ -139,6 +155,9 @@ public:
   const OptimizerOptions &optimizer() const { return opt; }
   /// Devices the meshes need.
   int64_t numDevices() const { return devices; }
+  /// Whether a training session feeds input `index` itself (the learning
+  /// rate; the input that injects overflows): feed() refuses it.
+  bool fedByTraining(int64_t index) const;
   /// The per-device programs as IR text.
   std::string str() const;
   /// A summary: meshes, per-device programs and their ranks, collectives
@@ -314,6 +333,10 @@ struct Report {
     int64_t step = 0;
     double loss = 0, lr = 0;
     std::optional<double> gradNorm;
+    /// Under loss scaling: the scale the step used, and whether its
+    /// gradients overflowed, so that it was skipped (nothing stored).
+    std::optional<double> lossScale;
+    bool skipped = false;
     /// Seconds from the step before's end (the first: the run's start)
     /// to the end of this one.
     double seconds = 0;
@@ -373,6 +396,11 @@ public:
   /// Report::steps has each step's loss, rate and time.
   absl::StatusOr<std::vector<double>> train(int64_t steps,
                                             const RunOptions &options = {});
+  /// Forces the backward pass of the given steps (global step numbers) to
+  /// overflow, for tests of loss scaling: their loss's gradient seed is
+  /// multiplied by infinity. Needs a program compiled with
+  /// CompileOptions::mixedPrecision.injectOverflow.
+  absl::Status injectOverflow(std::set<int64_t> steps);
   /// Trains on a dataset from now on: each step of train() and trainStep()
   /// draws the next batch of the training split into the token and label
   /// inputs, which need no feed(). The batch must be the inputs' first
@@ -458,6 +486,10 @@ private:
   std::vector<runtime::Input> inputs;
   std::vector<runtime::HostTensor> outputs;
   std::optional<int64_t> lrIndex, lossIndex, gradNormIndex;
+  /// Loss scaling: the input that injects overflows, and the outputs that
+  /// give the scale and whether a step was skipped.
+  std::optional<int64_t> injectIndex, lossScaleIndex, skippedIndex;
+  std::set<int64_t> overflowAt;
   std::set<int64_t> fed;
   int64_t step = 0;
   bool closed = false;

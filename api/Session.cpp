@@ -2,6 +2,8 @@
 
 #include "api/Program.h"
 
+#include "dialect/ProgramAttrs.h"
+
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Input.h"
@@ -74,11 +76,17 @@ Session::create(const Program &program, const SessionOptions &options) {
     // A training step's rate comes from the schedule, not from feed().
     if (program.training() && program.lrIndex == port.index)
       s->lrIndex = port.index;
+    if (program.training() && port.name == pc::attrs::kInjectOverflowInput)
+      s->injectIndex = port.index;
   }
   for (const Port &port : program.outputs()) {
     s->outputIndex[port.name] = port.index;
     if (port.name == "grad_norm")
       s->gradNormIndex = port.index;
+    if (port.name == "loss_scale")
+      s->lossScaleIndex = port.index;
+    if (port.name == "skipped")
+      s->skippedIndex = port.index;
   }
   s->lossIndex = program.lossIndex;
   return s;
@@ -95,7 +103,8 @@ absl::Status Session::feed(const std::string &name, runtime::HostTensor value) {
   if (absl::Status s = usable("feed"); !s.ok())
     return s;
   auto it = inputIndex.find(name);
-  if (it == inputIndex.end() || it->second == lrIndex)
+  if (it == inputIndex.end() || it->second == lrIndex ||
+      it->second == injectIndex)
     return absl::NotFoundError(
         absl::StrCat("Session::feed: the program has no input '", name, "'"));
   const Port &want = inputPorts.at(it->second);
@@ -116,7 +125,8 @@ absl::Status Session::feedFile(const std::string &name,
   if (absl::Status s = usable("feedFile"); !s.ok())
     return s;
   auto it = inputIndex.find(name);
-  if (it == inputIndex.end() || it->second == lrIndex)
+  if (it == inputIndex.end() || it->second == lrIndex ||
+      it->second == injectIndex)
     return absl::NotFoundError(absl::StrCat(
         "Session::feedFile: the program has no input '", name, "'"));
   absl::StatusOr<std::shared_ptr<const runtime::MappedNpy>> file =
@@ -152,7 +162,7 @@ Session::runOnce(const char *call, const RunOptions &options,
   // Every input must have been fed: a zero tensor nobody asked for would
   // be a wrong result, not an error.
   for (auto &[name, index] : inputIndex)
-    if (index != lrIndex && !fed.count(index))
+    if (index != lrIndex && index != injectIndex && !fed.count(index))
       return absl::FailedPreconditionError(
           absl::StrCat("Session::", call, ": input '", name, "' was not fed"));
   // A mapped file that shrank would fault when read: check first. Each
@@ -247,6 +257,17 @@ absl::StatusOr<std::vector<double>> Session::train(int64_t steps,
   return trainSteps("train", steps, options);
 }
 
+absl::Status Session::injectOverflow(std::set<int64_t> steps) {
+  if (absl::Status s = usable("injectOverflow"); !s.ok())
+    return s;
+  if (!injectIndex)
+    return absl::FailedPreconditionError(
+        "Session::injectOverflow: the program was not compiled with "
+        "CompileOptions::mixedPrecision.injectOverflow");
+  overflowAt = std::move(steps);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<double>>
 Session::trainSteps(const char *call, int64_t steps,
                     const RunOptions &options) {
@@ -278,6 +299,18 @@ Session::trainSteps(const char *call, int64_t steps,
     perStep.push_back(runtime::Input::own(std::move(lr)));
   }
   inputs[*lrIndex] = perStep.back();
+  // Overflows forced by a test: the backward seed times infinity.
+  std::vector<runtime::Input> injected;
+  for (int64_t i = 0; injectIndex && i < steps; ++i) {
+    runtime::HostTensor k =
+        runtime::HostTensor::zeros({}, runtime::CommType::F32);
+    k.as<float>()[0] = overflowAt.count(step + i)
+                           ? std::numeric_limits<float>::infinity()
+                           : 1.0f;
+    injected.push_back(runtime::Input::own(std::move(k)));
+  }
+  if (injectIndex)
+    inputs[*injectIndex] = injected.back();
   RunOptions run = options;
   run.iterations = steps;
   // A step whose loss or gradient norm is not finite is not applied, nor
@@ -286,6 +319,9 @@ Session::trainSteps(const char *call, int64_t steps,
   int64_t checked = 0;
   Accept finite = [&](const std::vector<runtime::HostTensor> &results) {
     int64_t at = step + checked++;
+    // A step loss scaling skipped stored nothing: its overflow is handled.
+    if (skippedIndex && results.at(*skippedIndex).get(0) != 0)
+      return absl::OkStatus();
     double loss = results.at(*lossIndex).get(0);
     std::string which =
         steps > 1 ? absl::StrCat(" (the run's steps ", step, "-",
@@ -310,6 +346,8 @@ Session::trainSteps(const char *call, int64_t steps,
   int64_t position = dataPositionNow();
   std::map<int64_t, std::vector<runtime::Input>> varying = drawBatches(steps);
   varying[*lrIndex] = std::move(perStep);
+  if (injectIndex)
+    varying[*injectIndex] = std::move(injected);
   if (absl::Status s = runOnce(call, run, finite, std::move(varying), &every);
       !s.ok()) {
     rewindData(position);
@@ -325,6 +363,10 @@ Session::trainSteps(const char *call, int64_t steps,
     s.lr = rate[i];
     if (gradNormIndex)
       s.gradNorm = every[i].at(*gradNormIndex).get(0);
+    if (lossScaleIndex)
+      s.lossScale = every[i].at(*lossScaleIndex).get(0);
+    if (skippedIndex)
+      s.skipped = every[i].at(*skippedIndex).get(0) != 0;
     if (i < static_cast<int64_t>(last.iterationDoneUs.size())) {
       s.endSeconds = last.iterationDoneUs[i] * 1e-6;
       s.seconds = s.endSeconds - before;

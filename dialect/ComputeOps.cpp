@@ -150,6 +150,21 @@ LogicalResult EmbeddingGradOp::verify() {
   return success();
 }
 LogicalResult AfterOp::verify() { return verifyUnary(*this); }
+LogicalResult SelectOp::verify() {
+  if (shapeOf(getCondition()).size() != 0)
+    return emitOpError() << "condition must be 0-d, not "
+                         << shape::str(shapeOf(getCondition()));
+  auto t = cast<RankedTensorType>(getType());
+  for (Value v : {getOnTrue(), getOnFalse()}) {
+    auto vt = cast<RankedTensorType>(v.getType());
+    if (vt.getShape() != t.getShape() ||
+        vt.getElementType() != t.getElementType())
+      return emitOpError() << "picks between tensors of the result's shape "
+                              "and element type "
+                           << t << ", not " << vt;
+  }
+  return success();
+}
 LogicalResult CausalMaskOp::verify() {
   if (shapeOf(getInput()).size() < 2)
     return emitOpError() << "needs rank >= 2 ([..., query, key]), not "

@@ -74,7 +74,10 @@ def Pc_Dialect : Dialect {
     // without one share their predecessor's); on an op pc-recompute built:
     // that it recomputes a forward value for the backward pass.
     "::mlir::IntegerAttr":$segment,
-    "::mlir::UnitAttr":$recompute
+    "::mlir::UnitAttr":$recompute,
+    // Mixed precision. On a logical graph (pc-mixed-precision): how its
+    // loss is scaled, which pc-autodiff and pc-optimizer read.
+    "::mlir::DictionaryAttr":$loss_scaling
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

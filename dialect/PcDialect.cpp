@@ -95,6 +95,22 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
           "and optionally activations_peak) on a func.func");
     return success();
   }
+  if (name == pc::attrs::kLossScaling) {
+    std::optional<pc::attrs::LossScaling> s = pc::attrs::getLossScaling(op);
+    if (!onFunc || !s)
+      return op->emitOpError(
+          "'pc.loss_scaling' must be a dictionary {scale = @param, interval, "
+          "growth, backoff[, clean_steps = @param]} on a func.func");
+    for (FlatSymbolRefAttr p : {s->scale, s->cleanSteps})
+      if (p && !SymbolTable::lookupNearestSymbolFrom<pc::ParamOp>(op, p))
+        return op->emitOpError("'pc.loss_scaling' names ")
+               << p << ", which is not a pc.param";
+    if (s->interval < 1 || !(s->growth >= 1) || !(s->backoff > 0) ||
+        !(s->backoff <= 1))
+      return op->emitOpError("'pc.loss_scaling' needs interval >= 1, growth "
+                             ">= 1 and 0 < backoff <= 1");
+    return success();
+  }
   if (name == pc::attrs::kMicroBatch) {
     if (!onFunc || !isa<DenseI64ArrayAttr>(value))
       return op->emitOpError("'pc.micro_batch' must be an array<i64> on a "

@@ -673,6 +673,31 @@ def PC_AfterOp : PC_ComputeOp<"after"> {
     }]>];
 }
 
+def PC_SelectOp : PC_ComputeOp<"select"> {
+  let summary = "One of two tensors, picked by a scalar condition";
+  let description = [{
+    `on_true` where the 0-d float `condition` is nonzero, else `on_false`,
+    both of the result's type. The pick is whole: a NaN or an infinity in
+    the tensor not picked never reaches the result, which is why the
+    optimizer's skipped steps (dynamic loss scaling) use it rather than
+    arithmetic on a 0/1 mask.
+
+    ```mlir
+    %w2 = pc.select %ok, %new, %old
+        : (tensor<f32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_FloatTensor:$condition, PC_Tensor:$on_true,
+                       PC_Tensor:$on_false);
+  let results = (outs PC_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$condition, "::mlir::Value":$onTrue,
+                   "::mlir::Value":$onFalse), [{
+      build($_builder, $_state, ::pc::infer::sameAs(onTrue), condition, onTrue,
+            onFalse);
+    }]>];
+}
+
 def PC_TransposeOp : PC_ComputeOp<"transpose"> {
   let summary = "Permutes dims";
   let description = [{

@@ -152,6 +152,39 @@ void setMemoryUse(Operation *f, const MemoryUse &use) {
   f->setAttr(kMemory, b.getDictionaryAttr(fields));
 }
 
+std::optional<LossScaling> getLossScaling(Operation *f) {
+  auto dict = f->getAttrOfType<DictionaryAttr>(kLossScaling);
+  if (!dict)
+    return std::nullopt;
+  LossScaling s;
+  s.scale = dict.getAs<FlatSymbolRefAttr>("scale");
+  s.cleanSteps = dict.getAs<FlatSymbolRefAttr>("clean_steps");
+  auto interval = dict.getAs<IntegerAttr>("interval");
+  auto growth = dict.getAs<FloatAttr>("growth");
+  auto backoff = dict.getAs<FloatAttr>("backoff");
+  if (!s.scale || !interval || !growth || !backoff)
+    return std::nullopt;
+  s.interval = interval.getInt();
+  s.growth = growth.getValueAsDouble();
+  s.backoff = backoff.getValueAsDouble();
+  s.injectOverflow = static_cast<bool>(dict.get("inject_overflow"));
+  return s;
+}
+
+void setLossScaling(Operation *f, const LossScaling &s) {
+  Builder b(f->getContext());
+  SmallVector<NamedAttribute> fields{
+      b.getNamedAttr("scale", s.scale),
+      b.getNamedAttr("interval", b.getI64IntegerAttr(s.interval)),
+      b.getNamedAttr("growth", b.getF64FloatAttr(s.growth)),
+      b.getNamedAttr("backoff", b.getF64FloatAttr(s.backoff))};
+  if (s.cleanSteps)
+    fields.push_back(b.getNamedAttr("clean_steps", s.cleanSteps));
+  if (s.injectOverflow)
+    fields.push_back(b.getNamedAttr("inject_overflow", b.getUnitAttr()));
+  f->setAttr(kLossScaling, b.getDictionaryAttr(fields));
+}
+
 bool isOptimizerState(Operation *param) {
   return param->hasAttr(kOptimizerState);
 }

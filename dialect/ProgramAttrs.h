@@ -64,11 +64,33 @@ inline constexpr llvm::StringLiteral kOptimizerState =
     PcDialect::OptimizerStateAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kMemory =
     PcDialect::MemoryAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kLossScaling =
+    PcDialect::LossScalingAttrHelper::getNameStr();
+/// The graph input pc-mixed-precision adds for tests that inject an
+/// overflow: the loss's gradient seed is multiplied by it.
+inline constexpr llvm::StringLiteral kInjectOverflowInput = "loss_scale.inject";
 
 /// A parameter that holds optimizer state (pc-optimizer adds them), not a
 /// model weight.
 bool isOptimizerState(mlir::Operation *param);
 void setOptimizerState(mlir::Operation *param);
+
+//===--- Mixed precision --------------------------------------------------===//
+
+/// How a logical graph's loss is scaled (pc-mixed-precision): the backward
+/// pass starts from the scale instead of 1, and the optimizer divides the
+/// gradients by it, skips a step whose gradients are not finite, and, when
+/// `cleanSteps` is set (dynamic scaling), multiplies the scale by
+/// `backoff` after such a step and by `growth` after `interval` clean ones.
+struct LossScaling {
+  mlir::FlatSymbolRefAttr scale, cleanSteps;
+  int64_t interval = 2000;
+  double growth = 2, backoff = 0.5;
+  /// The differentiated graph gets the input kInjectOverflowInput.
+  bool injectOverflow = false;
+};
+std::optional<LossScaling> getLossScaling(mlir::Operation *f);
+void setLossScaling(mlir::Operation *f, const LossScaling &scaling);
 
 //===--- Per-device programs ----------------------------------------------===//
 

@@ -448,6 +448,18 @@ void AfterOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) {
 }
 double AfterOp::getComputeCost() { return 0; }
 
+void SelectOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
+                                Sigs &out) {
+  // The condition is whole on every device; the picked tensors share any
+  // layout, partial ones included (the pick is linear in the pair).
+  add(out, {B, B, B}, {B});
+  add(out, {B, P(), P()}, {P()});
+  for (int64_t d = 0, r = in[1].size(); d < r; ++d)
+    if (in[1][d] >= axisSize)
+      add(out, {B, S(d), S(d)}, {S(d)});
+}
+double SelectOp::getComputeCost() { return numel(getType()); }
+
 void TransposeOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                    Sigs &out) {
   addReplicated(out, 1, 1);

@@ -99,6 +99,40 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     return false;
   }
 
+  /// What the backward pass starts from: 1, or under loss scaling
+  /// (pc-mixed-precision) the scale, times the input that injects an
+  /// overflow when the graph asks for one.
+  static FailureOr<Value> seedOf(ModuleOp module, func::FuncOp f, OpBuilder &b,
+                                 Location loc, RankedTensorType seedType) {
+    std::optional<attrs::LossScaling> scaling = attrs::getLossScaling(f);
+    if (!scaling)
+      return Value(ConstantOp::create(
+          b, loc, seedType,
+          DenseElementsAttr::get(
+              seedType, ArrayRef<Attribute>{
+                            FloatAttr::get(seedType.getElementType(), 1.0)})));
+    auto param = module.lookupSymbol<ParamOp>(scaling->scale);
+    if (!param || param.getTensorType().getRank() != 0 ||
+        !param.getTensorType().getElementType().isF32())
+      return f.emitOpError() << "scales its loss by " << scaling->scale
+                             << ", which is not a 0-d f32 pc.param";
+    Value scale =
+        GetParamOp::create(b, loc, param.getTensorType(), scaling->scale);
+    if (scaling->injectOverflow) {
+      unsigned index = f.getNumArguments();
+      auto type = RankedTensorType::get({}, b.getF32Type());
+      if (failed(f.insertArgument(index, type,
+                                  b.getDictionaryAttr({attrs::name(
+                                      b, attrs::kInjectOverflowInput.str())}),
+                                  loc)))
+        return failure();
+      scale = MulOp::create(b, loc, scale, f.getArgument(index));
+    }
+    if (!seedType.getElementType().isF32())
+      scale = CastOp::create(b, loc, seedType, scale);
+    return scale;
+  }
+
   LogicalResult differentiate(ModuleOp module, func::FuncOp f, unsigned loss) {
     // Marked, so that the optimizer and the training loop find it too.
     attrs::setLoss(f, loss);
@@ -176,12 +210,10 @@ struct AutodiffPass : public pc::impl::AutodiffBase<AutodiffPass> {
     auto lossType = cast<RankedTensorType>(lossValue.getType());
     auto seedType = RankedTensorType::get({}, lossType.getElementType());
     Operation *seedMark = ret->getPrevNode();
-    accumulate(lossValue,
-               ConstantOp::create(
-                   b, lossValue.getLoc(), seedType,
-                   DenseElementsAttr::get(
-                       seedType, ArrayRef<Attribute>{FloatAttr::get(
-                                     lossType.getElementType(), 1.0)})));
+    FailureOr<Value> seed = seedOf(module, f, b, lossValue.getLoc(), seedType);
+    if (failed(seed))
+      return failure();
+    accumulate(lossValue, *seed);
     if (Operation *lossOp = lossValue.getDefiningOp())
       markBackward(seedMark, lossOp);
 

@@ -388,6 +388,18 @@ LogicalResult buildGradients(GradientContext &c,
         });
         return success();
       })
+      .Case([&](SelectOp s) {
+        // The gradient goes to the tensor picked; the other gets zeros.
+        auto picked = [&](bool onTrue) {
+          Value zeros = e.fill(0, shapeOf(dy), elemOf(dy));
+          return Value(SelectOp::create(c.builder, op->getLoc(),
+                                        s.getCondition(), onTrue ? dy : zeros,
+                                        onTrue ? zeros : dy));
+        };
+        set(1, [&] { return picked(true); });
+        set(2, [&] { return picked(false); });
+        return success();
+      })
       .Case<ToSbpOp, BoxingOp>([&](Operation *) {
         set(0, [&] { return dy; });
         return success();

@@ -71,28 +71,36 @@ constexpr int64_t attrs::MemoryUse::*kFieldOf[] = {
     &attrs::MemoryUse::optimizerState, &attrs::MemoryUse::activations,
     &attrs::MemoryUse::workspace};
 
-/// Whether the runtime gives `op`'s result its operand's memory.
-bool isView(Operation *op) {
+/// Whether the runtime gives `op`'s result its operand's memory. A select
+/// passes on one of its inputs: the plan takes it for `on_true` (the new
+/// value of a step that is applied); a skipped step passes on its
+/// `on_false`, a stored piece held anyway, and uses less.
+Value viewed(Operation *op) {
   if (isa<ReshapeOp, AfterOp>(op))
-    return true;
+    return op->getOperand(0);
+  if (auto select = dyn_cast<SelectOp>(op))
+    return select.getOnTrue();
+  // A collective over a group of one.
   if (op->getNumOperands() != 1 || op->getNumResults() != 1 ||
       op->getOperand(0).getType() != op->getResult(0).getType())
-    return false;
+    return {};
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
   if (!mesh || !axes)
-    return false;
+    return {};
   auto m = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, mesh);
   if (!m)
-    return false;
+    return {};
   int64_t members = 1;
   for (int64_t a : axes.asArrayRef()) {
     if (a < 0 || a >= static_cast<int64_t>(m.getShape().size()))
-      return false;
+      return {};
     members *= m.getShape()[a];
   }
-  return members == 1;
+  return members == 1 ? op->getOperand(0) : Value();
 }
+
+bool isView(Operation *op) { return static_cast<bool>(viewed(op)); }
 
 /// What each op's results are for: the optimizer's work (it reads
 /// optimizer state or the learning rate), the forward pass (the loss
@@ -164,6 +172,34 @@ Roles rolesOf(func::FuncOp f) {
 bool isComm(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
              LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);
+}
+
+/// The bytes of f32 temporaries `op` makes on the CPU backend beyond its
+/// results: a compute op on 16-bit floats runs widened, on f32 copies of
+/// its 16-bit operands into f32 results, then rounds those to its result
+/// types. The most at once is the wide operands with the f32 results, or
+/// the f32 results with the rounded ones (which are the op's own results).
+int64_t wideningBytes(Operation *op) {
+  if (isComm(op) || isa<GetParamOp, SetParamOp, ConstantOp, CastOp, ReshapeOp,
+                        AfterOp, SelectOp, TransposeOp, BroadcastToOp, SliceOp,
+                        ConcatOp, ToSbpOp, PieceOffsetOp>(op))
+    return 0;
+  auto isHalf = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && (r.getElementType().isF16() || r.getElementType().isBF16());
+  };
+  int64_t wideIn = 0, f32Out = 0, narrowOut = 0;
+  for (Type t : op->getOperandTypes())
+    if (isHalf(t))
+      wideIn += 2 * bytesOf(t);
+  for (Type t : op->getResultTypes())
+    if (isHalf(t)) {
+      f32Out += 2 * bytesOf(t);
+      narrowOut += bytesOf(t);
+    }
+  if (wideIn == 0 && f32Out == 0)
+    return 0;
+  return std::max(wideIn + f32Out, f32Out + narrowOut) - narrowOut;
 }
 
 /// The ops in the order the runtime runs them. An actor fires once its
@@ -270,7 +306,7 @@ public:
       Value v = set.getValue();
       for (Operation *def = v.getDefiningOp(); def && isView(def);
            def = v.getDefiningOp())
-        v = def->getOperand(0);
+        v = viewed(def);
       storedAs[v] = kindOfParam(set, set.getNameAttr());
     });
   }
@@ -342,7 +378,7 @@ private:
       return;
     }
     if (isView(op)) {
-      size_t b = bufferOf.lookup(op->getOperand(0));
+      size_t b = bufferOf.lookup(viewed(op));
       bufferOf[op->getResult(0)] = b;
       buffers[b].uses += usesOf(op->getResult(0));
       return;
@@ -359,6 +395,8 @@ private:
                stored != storedAs.end() ? stored->second : kind, usesOf(r)});
       bufferOf[r] = b;
     }
+    if (int64_t wide = wideningBytes(op))
+      transient = add({wide, Kind::Workspace, 0});
   }
 
   /// Whether `op` gathers a model weight stored sharded (ZeRO-3): a
@@ -369,7 +407,7 @@ private:
     Value v = op->getOperand(0);
     for (Operation *def = v.getDefiningOp(); def && isView(def);
          def = v.getDefiningOp())
-      v = def->getOperand(0);
+      v = viewed(def);
     auto get = v.getDefiningOp<GetParamOp>();
     return get && kindOfParam(get, get.getNameAttr()) == Kind::Parameters;
   }
@@ -382,6 +420,10 @@ private:
   }
 
   void release(Operation *op) {
+    if (transient) {
+      drop(*transient);
+      transient.reset();
+    }
     for (Value v : op->getOperands())
       if (auto it = bufferOf.find(v); it != bufferOf.end()) {
         --buffers[it->second].uses;
@@ -425,6 +467,8 @@ private:
   DenseMap<Attribute, size_t> pieceOf;
   int64_t now = 0;
   attrs::MemoryUse best;
+  /// The running op's widening temporaries (wideningBytes).
+  std::optional<size_t> transient;
 };
 
 struct MemoryPlanPass : public pc::impl::MemoryPlanBase<MemoryPlanPass> {

@@ -269,6 +269,116 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       attrs::setBackward(op);
   }
 
+  struct Trained {
+    ParamOp param;
+    RankedTensorType type;
+    Value grad;
+    /// Where ZeRO runs the update and keeps the state; null: the
+    /// weight's layout.
+    SbpAttr shard;
+  };
+
+  /// A step's loss scale: its value, where it lives, and whether every
+  /// gradient is finite (1) or not (0); `skipped` is 1 - finite.
+  struct LossScale {
+    Value value, finite, skipped;
+    SbpAttr layout;
+  };
+
+  static SbpAttr replicatedOn(SbpAttr like) {
+    return makeSbp(
+        like.getContext(), like.getMesh(),
+        SmallVector<SbpEntry>(like.getEntries().size(), SbpEntry::broadcast()));
+  }
+
+  /// Reads the scale, divides every gradient by it, and tells whether they
+  /// are all finite: the sum of g * 0 over all of them is 0 when they are
+  /// and NaN when any holds an inf or a NaN.
+  FailureOr<LossScale> unscale(ModuleOp module, OpBuilder &b, LogicalEmitter &e,
+                               const attrs::LossScaling &scaling,
+                               MutableArrayRef<Trained> trained) {
+    LossScale scale;
+    MeshOp near;
+    if (SbpAttr s = getSbp(trained.back().type))
+      near = module.lookupSymbol<MeshOp>(s.getMesh().getAttr());
+    auto param = module.lookupSymbol<ParamOp>(scaling.scale);
+    if (!param)
+      return module.emitError() << "--pc-optimizer: the loss scale "
+                                << scaling.scale << " is not a pc.param";
+    FailureOr<RankedTensorType> type = storedType(module, param, near);
+    if (failed(type))
+      return failure();
+    scale.layout = getSbp(*type);
+    scale.value = GetParamOp::create(b, e.loc, *type, scaling.scale);
+    e.scalarLayout = scale.layout;
+    Value inverse = e.div(e.scalar(1, b.getF32Type()), scale.value);
+    Value bad;
+    for (Trained &t : trained) {
+      e.scalarLayout = replicatedOn(getSbp(t.type));
+      Value k = e.here(inverse);
+      Type elem = cast<RankedTensorType>(t.grad.getType()).getElementType();
+      if (!elem.isF32())
+        k = CastOp::create(b, e.loc,
+                           cast<RankedTensorType>(k.getType()).clone(elem), k);
+      t.grad = e.mul(t.grad, k);
+      e.scalarLayout = scale.layout;
+      Value zero = e.here(e.sumAll(e.mul(t.grad, e.scalarLike(0, t.grad))));
+      if (!elem.isF32())
+        zero = CastOp::create(
+            b, e.loc,
+            cast<RankedTensorType>(zero.getType()).clone(b.getF32Type()), zero);
+      bad = bad ? e.add(bad, zero) : zero;
+    }
+    scale.finite = e.compare(bad, bad, Comparison::eq);
+    scale.skipped = e.sub(e.scalar(1, b.getF32Type()), scale.finite);
+    return scale;
+  }
+
+  /// Keeps every pc.set_param after `start` only when the step is finite
+  /// (the stored value otherwise stays: a skipped step changes nothing),
+  /// then stores the next scale.
+  void finishLossScaling(ModuleOp module, OpBuilder &b, LogicalEmitter &e,
+                         const attrs::LossScaling &scaling,
+                         const LossScale &scale, Operation *start,
+                         Operation *ret) {
+    SmallVector<SetParamOp> sets;
+    for (Operation *o = start->getNextNode(); o != ret; o = o->getNextNode())
+      if (auto set = dyn_cast<SetParamOp>(o))
+        sets.push_back(set);
+    for (SetParamOp set : sets) {
+      auto param = module.lookupSymbol<ParamOp>(set.getNameAttr());
+      b.setInsertionPoint(set);
+      e.scalarLayout = replicatedOn(getSbp(param.getType()));
+      Value old =
+          GetParamOp::create(b, e.loc, param.getType(), set.getNameAttr());
+      Value kept =
+          SelectOp::create(b, e.loc, e.here(scale.finite), set.getValue(), old);
+      set.getValueMutable().assign(kept);
+      ++numSkippable;
+    }
+    b.setInsertionPoint(ret);
+    if (!scaling.cleanSteps)
+      return; // A static scale.
+    e.scalarLayout = scale.layout;
+    Type f32 = b.getF32Type();
+    auto counter = module.lookupSymbol<ParamOp>(scaling.cleanSteps);
+    MeshOp near = module.lookupSymbol<MeshOp>(scale.layout.getMesh().getAttr());
+    FailureOr<RankedTensorType> type = storedType(module, counter, near);
+    Value one = e.scalar(1, f32);
+    Value clean =
+        e.add(GetParamOp::create(b, e.loc, *type, scaling.cleanSteps), one);
+    Value grow = e.compare(clean, e.scalar(double(scaling.interval), f32),
+                           Comparison::ge);
+    // finite: x (1 + grow (growth - 1)); else x backoff.
+    Value factor = e.add(
+        e.mul(scale.finite, e.add(one, e.scale(grow, scaling.growth - 1))),
+        e.scale(scale.skipped, scaling.backoff));
+    SetParamOp::create(b, e.loc, scaling.scale.getAttr(),
+                       e.mul(scale.value, factor));
+    SetParamOp::create(b, e.loc, scaling.cleanSteps.getAttr(),
+                       e.mul(e.mul(scale.finite, clean), e.sub(one, grow)));
+  }
+
   LogicalResult update(ModuleOp module, func::FuncOp f) {
     SmallVector<unsigned> gradResults;
     for (unsigned i = 0; i < f.getNumResults(); ++i)
@@ -282,20 +392,6 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     // Scalars are replicated on the mesh of the parameter being updated,
     // stated in their types: the update is local by construction.
     LogicalEmitter e(b, f.getLoc());
-    auto replicatedOn = [&](SbpAttr like) {
-      return makeSbp(module.getContext(), like.getMesh(),
-                     SmallVector<SbpEntry>(like.getEntries().size(),
-                                           SbpEntry::broadcast()));
-    };
-
-    struct Trained {
-      ParamOp param;
-      RankedTensorType type;
-      Value grad;
-      /// Where ZeRO runs the update and keeps the state; null: the
-      /// weight's layout.
-      SbpAttr shard;
-    };
     SmallVector<Trained> trained;
     Value lr32;
     for (unsigned i : gradResults) {
@@ -346,6 +442,21 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
                                 f.getLoc())))
       return failure();
     lr32 = body.getArgument(lrIndex);
+
+    // Loss scaling (pc-mixed-precision): the gradients are the scale times
+    // the loss's. They are divided by it first, so that clipping and the
+    // update see the loss's own.
+    std::optional<attrs::LossScaling> scaling = attrs::getLossScaling(f);
+    LossScale scale;
+    if (scaling) {
+      FailureOr<LossScale> s = unscale(module, b, e, *scaling, trained);
+      if (failed(s))
+        return failure();
+      scale = *s;
+    }
+    // What the update stores from here on is kept only when the step is
+    // applied (skipUnless).
+    Operation *updateStart = ret->getPrevNode();
 
     // Clipping by the global norm: the sum of squares spans every gradient,
     // whatever their layouts (propagation reduces the partial sums).
@@ -514,6 +625,9 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       ++numUpdated;
     }
 
+    if (scaling)
+      finishLossScaling(module, b, e, *scaling, scale, updateStart, ret);
+
     // The gradients are consumed; the loss stays, and the global norm joins
     // it when clipping.
     SmallVector<Value> results;
@@ -525,13 +639,20 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
         results.push_back(ret.getOperand(i));
     if (failed(f.eraseResults(drop)))
       return failure();
-    if (gradNorm) {
-      if (failed(f.insertResult(
-              f.getNumResults(), gradNorm.getType(),
-              b.getDictionaryAttr({attrs::name(b, "grad_norm")}))))
+    auto output = [&](Value v, StringRef name) {
+      if (!v)
+        return success();
+      if (failed(f.insertResult(f.getNumResults(), v.getType(),
+                                b.getDictionaryAttr({attrs::name(b, name)}))))
         return failure();
-      results.push_back(gradNorm);
-    }
+      results.push_back(v);
+      return success();
+    };
+    // The scale this step used, and whether it was skipped.
+    if (failed(output(gradNorm, "grad_norm")) ||
+        failed(output(scale.value, "loss_scale")) ||
+        failed(output(scale.skipped, "skipped")))
+      return failure();
     ret->setOperands(results);
     return success();
   }

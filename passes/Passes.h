@@ -18,6 +18,9 @@ struct CompilePipelineOptions {
   /// A training step: differentiate the loss (--pc-autodiff), then add the
   /// optimizer (--pc-optimizer).
   bool train = false;
+  /// Mixed precision before everything else (--pc-mixed-precision), when
+  /// `mixedPrecision.dtype` is not empty.
+  MixedPrecisionOptions mixedPrecision{/*dtype=*/""};
   AutodiffOptions autodiff;
   OptimizerOptions optimizer;
   /// Activation checkpointing after autodiff (--pc-recompute): "full",

@@ -211,6 +211,77 @@ def Lora : Pass<"pc-lora", "::mlir::ModuleOp"> {
   ];
 }
 
+def MixedPrecision : Pass<"pc-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Runs the forward pass in bf16 or f16 over f32 master weights";
+  let description = [{
+    Automatic mixed precision as a rewrite of the logical graphs, before
+    `pc-autodiff`. Parameters stay f32 (the master weights the optimizer
+    updates); every op computes in `dtype` on operands cast to it, except
+    the ops named in `f32-ops` (by default softmax, log-softmax, the norms,
+    the cross-entropy and the sums and means), which take and give f32. Ops that only move
+    data (reshape, transpose, slices, layouts) keep their operand's type,
+    and the graph's results are cast back to their declared types. Each
+    value is cast once per type it is needed in. Autodiff then makes the
+    backward pass in the same types (the gradient of a cast is the cast
+    back), so each weight's gradient arrives in f32. The CPU kernels
+    widen 16-bit operands and accumulate in f32 (matmuls and reductions
+    included) and round each result once.
+
+    Loss scaling, for f16's narrow range: `loss-scale=dynamic` adds the
+    parameters `loss_scale` (starting at `init-scale`) and
+    `loss_scale.clean_steps`, and marks the graph `pc.loss_scaling`.
+    `pc-autodiff` then starts the backward pass from the scale instead of
+    1, and `pc-optimizer` divides the gradients by it, skips a step whose
+    gradients hold an inf or a NaN (every parameter and every state keep
+    their values), halves the scale after such a step and doubles it after
+    `growth-interval` clean ones. A number is a static scale (still
+    skipping steps that overflow); `none` turns scaling off. The default
+    is `dynamic` for f16 and `none` for bf16, whose range is f32's.
+    `inject-overflow` adds the input `loss_scale.inject`, which multiplies
+    the backward seed: a test feeds it an infinity to force an overflow.
+
+    ```mlir
+    // input
+    %w = pc.get_param @w : tensor<64x64xf32>
+    %y = pc.matmul %x, %w : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+    %p = pc.softmax %y {axis = -1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    // output (dtype=bf16)
+    %xh = pc.cast %x : (tensor<8x64xf32>) -> tensor<8x64xbf16>
+    %wh = pc.cast %w : (tensor<64x64xf32>) -> tensor<64x64xbf16>
+    %y = pc.matmul %xh, %wh : (...) -> tensor<8x64xbf16>
+    %yf = pc.cast %y : (tensor<8x64xbf16>) -> tensor<8x64xf32>
+    %p = pc.softmax %yf {axis = -1 : i64} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::pc::PcDialect"];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"bf16\"",
+           "The compute type: bf16 or f16">,
+    ListOption<"f32Ops", "f32-ops", "std::string",
+               "Ops kept in f32, by name without the pc. prefix (default: "
+               "softmax, log_softmax, layer_norm, rms_norm, cross_entropy, "
+               "reduce_sum, reduce_mean; none: no op)">,
+    Option<"lossScale", "loss-scale", "std::string", "\"\"",
+           "dynamic, none, or a static scale (default: dynamic for f16, "
+           "none for bf16)">,
+    Option<"initScale", "init-scale", "double", "65536.0",
+           "The dynamic scale's first value">,
+    Option<"growthInterval", "growth-interval", "int64_t", "2000",
+           "Clean steps after which the dynamic scale grows">,
+    Option<"growthFactor", "growth-factor", "double", "2.0",
+           "What the dynamic scale grows by">,
+    Option<"backoffFactor", "backoff-factor", "double", "0.5",
+           "What the scale is multiplied by after an overflow">,
+    Option<"injectOverflow", "inject-overflow", "bool", "false",
+           "Add the input loss_scale.inject (for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numCasts", "casts", "Casts added">,
+    Statistic<"numLow", "low-precision-ops", "Ops computing in dtype">,
+    Statistic<"numF32", "f32-ops", "Ops kept in f32">,
+  ];
+}
+
 def Recompute : Pass<"pc-recompute", "::mlir::ModuleOp"> {
   let summary = "Recomputes forward values in the backward pass instead of keeping them";
   let description = [{
@@ -325,6 +396,15 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     feeds from its schedule. The gradient results are consumed; with
     clipping the global norm is returned instead (`{pc.name = "grad_norm"}`).
 
+    A graph marked `pc.loss_scaling` (`pc-mixed-precision`) has gradients
+    scaled by the parameter it names: they are divided by it before
+    clipping; every value the step stores goes through a `pc.select` that
+    keeps the old one when any gradient holds an inf or a NaN (the step,
+    its state and its step count are skipped); under dynamic scaling the
+    scale is multiplied by `backoff` after such a step and by `growth`
+    after `interval` clean ones. The graph then also returns the scale the
+    step used (`loss_scale`) and 1 for a skipped step (`skipped`).
+
     With `zero=1` or `zero=2` (ZeRO, Rajbhandari et al. 2020), the update of
     a weight replicated over the `zero-axis` mesh axis runs on a shard: the
     state is stored split over that axis (along the first dim it divides),
@@ -392,6 +472,8 @@ def Optimizer : Pass<"pc-optimizer", "::mlir::ModuleOp"> {
     Statistic<"numQuantized", "quantized",
               "Updates with 8-bit moments (pc.adam8_update)">,
     Statistic<"numStates", "states", "Optimizer state parameters added">,
+    Statistic<"numSkippable", "skippable",
+              "Stored values kept only by a finite step (loss scaling)">,
   ];
 }
 

@@ -7,6 +7,8 @@
 
 void pc::buildCompilePipeline(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
+  if (!options.mixedPrecision.dtype.empty())
+    pm.addPass(createMixedPrecision(options.mixedPrecision));
   // Pipelines and micro-batches: no-ops for a graph without them.
   pm.addPass(createPipelineSplit(options.pipeline));
   pm.addPass(createMicroBatch({/*phase=*/"shrink"}));

@@ -277,6 +277,17 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
+  // One of two inputs passed on whole (its memory, no bytes moved), so a
+  // NaN in the other never reaches the result.
+  for (std::initializer_list<CommType> types : {kAllTypes, {CommType::U8}})
+    r.add(kCpu, "pc.select", types, StreamKind::Compute,
+          [](Operation *, BindContext &) -> absl::StatusOr<Kernel> {
+            return Kernel([](KernelIO &io) {
+              bool pick = TensorView(*io.inputs[0]).get(0) != 0;
+              io.outputs[0] = io.sharedInputs[pick ? 1 : 2];
+              return absl::OkStatus();
+            });
+          });
   r.add(kCpu, "pc.transpose", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto t = cast<TransposeOp>(op);

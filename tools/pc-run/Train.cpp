@@ -146,6 +146,10 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
                                {"lr", at.lr}};
       if (at.gradNorm)
         entry["grad_norm"] = *at.gradNorm;
+      if (at.lossScale) {
+        entry["loss_scale"] = *at.lossScale;
+        entry["skipped"] = at.skipped;
+      }
       stepTimes.push_back(std::move(entry));
       // A progress bar: redrawn in place on a terminal, a line per step
       // otherwise (logs, tests). A run's steps come together, each with
@@ -159,6 +163,9 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
                    << llvm::format("%.3e", at.lr);
       if (at.gradNorm)
         llvm::outs() << " |g| " << llvm::format("%.4f", *at.gradNorm);
+      if (at.lossScale)
+        llvm::outs() << " scale " << llvm::format("%g", *at.lossScale)
+                     << (at.skipped ? " (overflow: skipped)" : "");
       if (tokensPerStep > 0)
         llvm::outs() << " "
                      << llvm::format("%.0f", (i + 1) * tokensPerStep / elapsed)

@@ -28,6 +28,7 @@
 #include "tools/pc-run/Train.h"
 
 #include "llvm/Support/CommandLine.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -35,6 +36,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include <set>
 
 #include "pipeline/Schedule.h"
 
@@ -165,6 +167,31 @@ int main(int argc, char **argv) {
                "instead of keeping them: full (whole layers) or selective "
                "(attention cores)"),
       cl::cat(memoryCat));
+  cl::opt<std::string> mixedPrecision(
+      "mixed-precision",
+      cl::desc("With --train, compute in bf16 or f16 over f32 master "
+               "weights (softmax, norms, reductions and the loss stay f32)"),
+      cl::cat(memoryCat));
+  cl::list<std::string> f32Ops(
+      "f32-ops",
+      cl::desc("Under --mixed-precision, the ops kept in f32, by name "
+               "without pc. (default: softmax,log_softmax,layer_norm,"
+               "rms_norm,cross_entropy,reduce_sum,reduce_mean; none: no op)"),
+      cl::CommaSeparated, cl::cat(memoryCat));
+  cl::opt<std::string> lossScale(
+      "loss-scale",
+      cl::desc("Under --mixed-precision: dynamic (the default for f16: "
+               "halve and skip the step on an overflow, double after "
+               "--loss-scale-interval clean steps), none (the default for "
+               "bf16), or a static scale"),
+      cl::cat(memoryCat));
+  cl::opt<double> lossScaleInit(
+      "loss-scale-init", cl::desc("The dynamic loss scale's first value"),
+      cl::init(65536.0), cl::cat(memoryCat));
+  cl::opt<int> lossScaleInterval(
+      "loss-scale-interval",
+      cl::desc("Clean steps after which the dynamic loss scale doubles"),
+      cl::init(2000), cl::cat(memoryCat));
   // Pipelines.
   cl::OptionCategory pipeCat("Pipeline parallelism and micro-batches");
   cl::opt<int> stages(
@@ -379,11 +406,41 @@ int main(int argc, char **argv) {
   if (!recompute.empty() && !train)
     return fail("--recompute rewrites training's backward pass; it needs "
                 "--train");
+  if (!mixedPrecision.empty() && mixedPrecision != "bf16" &&
+      mixedPrecision != "f16")
+    return fail("--mixed-precision is bf16 or f16, not '" + mixedPrecision +
+                "'");
+  if (!mixedPrecision.empty() && !train)
+    return fail("--mixed-precision runs training in 16 bits; it needs "
+                "--train");
+  if ((!f32Ops.empty() || !lossScale.empty()) && mixedPrecision.empty())
+    return fail("--f32-ops and --loss-scale need --mixed-precision");
+  // Test hook: PC_TEST_OVERFLOW=STEP,... forces those steps' gradients to
+  // overflow (loss scaling must skip exactly them).
+  std::set<int64_t> overflowAt;
+  if (const char *spec = std::getenv("PC_TEST_OVERFLOW")) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(spec).split(parts, ',', -1, false);
+    for (llvm::StringRef p : parts) {
+      int64_t at = 0;
+      if (p.trim().getAsInteger(10, at) || at < 0)
+        return fail("PC_TEST_OVERFLOW must be step numbers separated by "
+                    "commas, not '" +
+                    std::string(spec) + "'");
+      overflowAt.insert(at);
+    }
+  }
   pc::api::CompileOptions compileOptions;
   compileOptions.deviceMemory = *memoryBytes;
   compileOptions.zero = zero;
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
+  compileOptions.mixedPrecision.dtype = mixedPrecision;
+  compileOptions.mixedPrecision.f32Ops.assign(f32Ops.begin(), f32Ops.end());
+  compileOptions.mixedPrecision.lossScale = lossScale;
+  compileOptions.mixedPrecision.initScale = lossScaleInit;
+  compileOptions.mixedPrecision.growthInterval = lossScaleInterval;
+  compileOptions.mixedPrecision.injectOverflow = !overflowAt.empty();
   compileOptions.lora.rank = loraRank;
   compileOptions.lora.alpha = loraAlpha;
   compileOptions.lora.targets = loraTargets;
@@ -434,6 +491,9 @@ int main(int argc, char **argv) {
       pc::api::Session::create(*program, sessionOptions);
   if (!session.ok())
     return fail(std::string(session.status().message()));
+  if (!overflowAt.empty())
+    if (absl::Status s = (*session)->injectOverflow(overflowAt); !s.ok())
+      return fail("PC_TEST_OVERFLOW: " + std::string(s.message()));
   pc::runtime::World &world = (*session)->world();
   // From here on a failure of this process ends the others' waits too.
   auto failAll = [&](const std::string &message) {
@@ -453,8 +513,8 @@ int main(int argc, char **argv) {
   if (!inputsDir.empty() && !llvm::sys::fs::is_directory(inputsDir))
     return failAll("--inputs " + inputsDir + " is not a directory");
   for (const pc::api::Port &port : program->inputs()) {
-    if (train && port.name == "lr")
-      continue; // the schedule's
+    if (program->fedByTraining(port.index))
+      continue; // the schedule's rate, and the like
     std::string path = inputsDir + "/arg" + std::to_string(port.index) + ".npy";
     if (llvm::sys::fs::exists(inputsDir + "/" + port.name + ".npy"))
       path = inputsDir + "/" + port.name + ".npy";

@@ -31,14 +31,19 @@ def load(path):
     return out
 
 
-a, b, tol = load(sys.argv[1]), load(sys.argv[2]), float(sys.argv[3])
-assert sorted(a) == sorted(b), (sorted(a), sorted(b))
-worst = 0.0
-for name in a:
-    x, y = a[name].astype(np.float64), b[name].astype(np.float64)
-    assert x.shape == y.shape, (name, x.shape, y.shape)
-    scale = max(np.abs(y).max(initial=0.0), 1e-30)
-    worst = max(worst, float(np.abs(x - y).max(initial=0.0) / scale))
-print(f"{len(a)} tensors, worst relative difference {worst:.2e}")
-assert worst <= tol, f"parameters differ by {worst} > {tol}"
-print("parameters agree")
+def main():
+    a, b, tol = load(sys.argv[1]), load(sys.argv[2]), float(sys.argv[3])
+    assert sorted(a) == sorted(b), (sorted(a), sorted(b))
+    worst = 0.0
+    for name in a:
+        x, y = a[name].astype(np.float64), b[name].astype(np.float64)
+        assert x.shape == y.shape, (name, x.shape, y.shape)
+        scale = max(np.abs(y).max(initial=0.0), 1e-30)
+        worst = max(worst, float(np.abs(x - y).max(initial=0.0) / scale))
+    print(f"{len(a)} tensors, worst relative difference {worst:.2e}")
+    assert worst <= tol, f"parameters differ by {worst} > {tol}"
+    print("parameters agree")
+
+
+if __name__ == "__main__":
+    main()
