@@ -3,7 +3,7 @@ script: each device's peak memory (measured by the allocator, and
 predicted by the memory plan) and the steady step time, for every
 technique, as ratios against plain DP measured alongside.
 
-    bench/memory.py [--build build] [--steps 12] [--devices 4]
+    bench/memory.py [--build build] [--steps 12] [--devices 4] [--only bf16,f16]
 
 The model is a GPT (bench/gen_gpt.py) on DP over --devices CPU virtual
 devices, one step per run (as under a budget, so that the peak is one
@@ -28,6 +28,9 @@ ap.add_argument("--hidden", type=int, default=128)
 ap.add_argument("--seq", type=int, default=128)
 ap.add_argument("--batch", type=int, default=16)
 ap.add_argument("--vocab", type=int, default=1024)
+ap.add_argument("--only", default="",
+                help="comma-separated parts of technique names to run (plain "
+                     "DP, the baseline, always runs)")
 a = ap.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -50,9 +53,19 @@ TECHNIQUES = [
     ("recompute full", ["--recompute", "full"]),
     ("8-bit Adam states", ["--state-bits", "8"]),
     ("LoRA r=16 (q, v)", ["--lora-rank", "16"]),
+    ("mixed precision bf16", ["--mixed-precision", "bf16"]),
+    ("mixed precision bf16, only the loss f32",
+     ["--mixed-precision", "bf16", "--f32-ops", "cross_entropy,reduce_mean"]),
+    ("mixed precision f16, dynamic scaling", ["--mixed-precision", "f16"]),
     ("ZeRO-3 + recompute full + 8-bit", ["--zero", "3", "--recompute", "full",
                                          "--state-bits", "8"]),
+    ("ZeRO-2 + bf16 + recompute full", ["--zero", "2", "--mixed-precision",
+                                        "bf16", "--recompute", "full"]),
 ]
+if a.only:
+    parts = a.only.split(",")
+    TECHNIQUES = [t for i, t in enumerate(TECHNIQUES)
+                  if i == 0 or any(p in t[0] for p in parts)]
 
 
 def run(name, flags):
