@@ -31,6 +31,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
@@ -502,8 +503,51 @@ int main(int argc, char **argv) {
   };
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
-  if (printPlan && speaker)
+  if (printPlan && speaker) {
     llvm::outs() << program->plan();
+    // The memory techniques' effect: the same model compiled without them.
+    std::vector<std::string> used;
+    if (zero > 0)
+      used.push_back("--zero " + std::to_string(zero));
+    if (!recompute.empty())
+      used.push_back("--recompute " + recompute);
+    if (!mixedPrecision.empty())
+      used.push_back("--mixed-precision " + mixedPrecision);
+    if (stateBits != 32)
+      used.push_back("--state-bits " + std::to_string(stateBits));
+    if (loraRank > 0)
+      used.push_back("--lora-rank " + std::to_string(loraRank));
+    if (!used.empty()) {
+      pc::api::CompileOptions plain = compileOptions;
+      plain.zero = 0;
+      plain.recompute.clear();
+      plain.mixedPrecision = {};
+      plain.lora.rank = 0;
+      plain.optimizer.stateBits = 32;
+      plain.deviceMemory = 0;
+      absl::StatusOr<pc::api::Program> before = pc::api::compileSource(
+          (*file)->getBuffer().str(), model, plain, graphName);
+      llvm::outs() << "predicted peak per device, without -> with "
+                   << llvm::join(used, " ") << ":";
+      if (!before.ok()) {
+        llvm::outs() << " (without: " << std::string(before.status().message()) << ")\n";
+      } else {
+        std::map<int64_t, pc::api::MemoryUse> was = before->predictedMemory();
+        auto mib = [](int64_t b) {
+          return llvm::formatv("{0:f2} MiB", b / 1048576.0).str();
+        };
+        for (auto &[rank, now] : program->predictedMemory())
+          llvm::outs() << "\n  rank " << rank << ": " << mib(was[rank].peak)
+                       << " -> " << mib(now.peak)
+                       << llvm::formatv(" ({0:f2}x)", was[rank].peak
+                                                          ? double(now.peak) /
+                                                                was[rank].peak
+                                                          : 0.0)
+                              .str();
+        llvm::outs() << "\n";
+      }
+    }
+  }
 
   // Inputs: DIR/<name>.npy (argN for an unnamed one), mapped so that each
   // process reads only its ranks' pieces; else drawn from --seed.
