@@ -4,6 +4,7 @@
 
 #include "runtime/device/HalfFloat.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/kernels/Clones.h"
 
 #include <algorithm>
 #include <cmath>
@@ -63,6 +64,19 @@ void TensorView::set(int64_t i, double v) const {
   }
 }
 
+namespace {
+// f16 conversions: x86-64-v3 has F16C, which converts 8 values in one
+// instruction; the baseline calls libgcc per value, 10x slower per step.
+PC_CLONES void widenF16(const uint16_t *in, float *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = f16ToFloat(in[i]);
+}
+PC_CLONES void narrowF16(const float *in, uint16_t *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = floatToF16(in[i]);
+}
+} // namespace
+
 void convertInto(const TensorView &from, const TensorView &to) {
   int64_t n = from.numel();
   CommType a = from.type, b = to.type;
@@ -70,14 +84,12 @@ void convertInto(const TensorView &from, const TensorView &to) {
   if (a == b) {
     std::copy_n(from.data(), from.byteSize(), to.data());
   } else if (b == CommType::F32 && a == CommType::F16) {
-    for (int64_t i = 0; i < n; ++i)
-      to.as<float>()[i] = f16ToFloat(from.as<uint16_t>()[i]);
+    widenF16(from.as<uint16_t>(), to.as<float>(), n);
   } else if (b == CommType::F32 && a == CommType::BF16) {
     for (int64_t i = 0; i < n; ++i)
       to.as<float>()[i] = bf16ToFloat(from.as<uint16_t>()[i]);
   } else if (a == CommType::F32 && b == CommType::F16) {
-    for (int64_t i = 0; i < n; ++i)
-      to.as<uint16_t>()[i] = floatToF16(from.as<float>()[i]);
+    narrowF16(from.as<float>(), to.as<uint16_t>(), n);
   } else if (a == CommType::F32 && b == CommType::BF16) {
     for (int64_t i = 0; i < n; ++i)
       to.as<uint16_t>()[i] = floatToBf16(from.as<float>()[i]);
