@@ -132,9 +132,14 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
     if (!g || g.getValue() != graphName || !use)
       continue;
     for (int64_t rank : attrs::getRanks(f))
-      out[rank] = {use->peak,           use->parameters,  use->gradients,
-                   use->optimizerState, use->activations, use->workspace,
-                   use->activationsPeak};
+      out[rank] = {use->peak,
+                   use->parameters,
+                   use->gradients,
+                   use->optimizerState,
+                   use->activations,
+                   use->workspace,
+                   use->activationsPeak,
+                   use->hostPeak};
   }
   return out;
 }
@@ -555,6 +560,8 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     CompilePipelineOptions distribute;
     distribute.memory.deviceMemory = options.deviceMemory;
     distribute.recompute = options.recompute;
+    distribute.offload.optimizer = options.offload.optimizer;
+    distribute.offload.parameters = options.offload.parameters;
     if (absl::Status s = runPipeline(m, distribute); !s.ok())
       return s;
   }

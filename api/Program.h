@@ -104,6 +104,14 @@ struct CompileOptions {
     int64_t growthInterval = 2000;
     bool injectOverflow = false;
   } mixedPrecision;
+  /// CPU offload (docs/memory.md, --pc-offload): the optimizer state and
+  /// the optimizer's step in host memory, outside the device's budget;
+  /// with `parameters` (for ZeRO-3) the trained weights' shards too, each
+  /// copied to the device right before it is gathered.
+  struct Offload {
+    bool optimizer = false;
+    bool parameters = false;
+  } offload;
   /// Bytes of memory per device (0: no limit). A program whose predicted
   /// peak exceeds it fails to compile, naming its ranks and what the peak
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory
@@ -119,6 +127,8 @@ struct MemoryUse {
           workspace = 0;
   /// The most activation bytes live at any point of the step.
   int64_t activationsPeak = 0;
+  /// Host memory the step holds at most (CPU offload), outside the budget.
+  int64_t hostPeak = 0;
 };
 
 /// An input or output of a compiled program, in the logical signature.

@@ -150,6 +150,14 @@ LogicalResult EmbeddingGradOp::verify() {
   return success();
 }
 LogicalResult AfterOp::verify() { return verifyUnary(*this); }
+LogicalResult CopyOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError() << "moves a value without changing it: the result "
+                            "type must be the input's, "
+                         << getInput().getType();
+  return success();
+}
+
 LogicalResult SelectOp::verify() {
   if (shapeOf(getCondition()).size() != 0)
     return emitOpError() << "condition must be 0-d, not "

@@ -77,7 +77,10 @@ def Pc_Dialect : Dialect {
     "::mlir::UnitAttr":$recompute,
     // Mixed precision. On a logical graph (pc-mixed-precision): how its
     // loss is scaled, which pc-autodiff and pc-optimizer read.
-    "::mlir::DictionaryAttr":$loss_scaling
+    "::mlir::DictionaryAttr":$loss_scaling,
+    // CPU offload (pc-offload). On a pc.param: it is stored in host memory;
+    // on an op: it runs on the host, and its results are in host memory.
+    "::mlir::UnitAttr":$host
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

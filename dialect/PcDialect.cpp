@@ -41,7 +41,7 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
     return success();
   }
   if (name == pc::attrs::kBackward || name == pc::attrs::kInputGrad ||
-      name == pc::attrs::kRecompute) {
+      name == pc::attrs::kRecompute || name == pc::attrs::kHost) {
     if (!isa<UnitAttr>(value))
       return op->emitOpError() << "'" << name << "' is a unit attribute";
     return success();

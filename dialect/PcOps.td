@@ -673,6 +673,27 @@ def PC_AfterOp : PC_ComputeOp<"after"> {
     }]>];
 }
 
+def PC_CopyOp : PC_ComputeOp<"copy"> {
+  let summary = "Moves a tensor between device and host memory";
+  let description = [{
+    The same value in the other memory: in host memory when the op is
+    marked `pc.host`, in device memory otherwise. `pc-offload` puts these
+    between the optimizer step, which runs on the host over state kept
+    there, and the device's work; the runtime runs them on a stream of
+    their own, so that they overlap compute.
+
+    ```mlir
+    %g_host = pc.copy %g {pc.host} : (tensor<64x64xf32>) -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input);
+  let results = (outs PC_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input), [{
+      build($_builder, $_state, input.getType(), input);
+    }]>];
+}
+
 def PC_SelectOp : PC_ComputeOp<"select"> {
   let summary = "One of two tensors, picked by a scalar condition";
   let description = [{

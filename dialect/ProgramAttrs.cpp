@@ -123,6 +123,7 @@ constexpr std::pair<const char *, int64_t MemoryUse::*> kMemoryFields[] = {
     {"activations", &MemoryUse::activations},
     {"workspace", &MemoryUse::workspace},
     {"activations_peak", &MemoryUse::activationsPeak},
+    {"host_peak", &MemoryUse::hostPeak},
 };
 } // namespace
 
@@ -133,8 +134,11 @@ std::optional<MemoryUse> getMemoryUse(Operation *f) {
   MemoryUse use;
   for (auto [name, field] : kMemoryFields) {
     auto value = dict.getAs<IntegerAttr>(name);
-    // activations_peak came later; IR written before it still reads.
-    if (!value && llvm::StringRef(name) == "activations_peak" &&
+    // activations_peak and host_peak came later; IR written before them
+    // still reads.
+    if (!value &&
+        (llvm::StringRef(name) == "activations_peak" ||
+         llvm::StringRef(name) == "host_peak") &&
         !dict.get(name))
       continue;
     if (!value)
@@ -150,6 +154,11 @@ void setMemoryUse(Operation *f, const MemoryUse &use) {
   for (auto [name, field] : kMemoryFields)
     fields.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(use.*field)));
   f->setAttr(kMemory, b.getDictionaryAttr(fields));
+}
+
+bool isHost(Operation *op) { return op->hasAttr(kHost); }
+void setHost(Operation *op) {
+  op->setAttr(kHost, UnitAttr::get(op->getContext()));
 }
 
 std::optional<LossScaling> getLossScaling(Operation *f) {

@@ -64,6 +64,8 @@ inline constexpr llvm::StringLiteral kOptimizerState =
     PcDialect::OptimizerStateAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kMemory =
     PcDialect::MemoryAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kHost =
+    PcDialect::HostAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kLossScaling =
     PcDialect::LossScalingAttrHelper::getNameStr();
 /// The graph input pc-mixed-precision adds for tests that inject an
@@ -74,6 +76,13 @@ inline constexpr llvm::StringLiteral kInjectOverflowInput = "loss_scale.inject";
 /// model weight.
 bool isOptimizerState(mlir::Operation *param);
 void setOptimizerState(mlir::Operation *param);
+
+//===--- CPU offload ------------------------------------------------------===//
+
+/// A pc.param stored in host memory, or an op that runs on the host with
+/// its results in host memory (pc-offload).
+bool isHost(mlir::Operation *op);
+void setHost(mlir::Operation *op);
 
 //===--- Mixed precision --------------------------------------------------===//
 
@@ -115,6 +124,8 @@ struct MemoryUse {
   /// The most activation bytes live at any point of the step (not only at
   /// the peak): what recompute and the activation formulas are about.
   int64_t activationsPeak = 0;
+  /// The most host memory (pc-offload) the step holds at once.
+  int64_t hostPeak = 0;
   friend bool operator==(const MemoryUse &, const MemoryUse &) = default;
 };
 std::optional<MemoryUse> getMemoryUse(mlir::Operation *f);

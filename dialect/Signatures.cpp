@@ -448,6 +448,18 @@ void AfterOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) {
 }
 double AfterOp::getComputeCost() { return 0; }
 
+void CopyOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize, Sigs &out) {
+  // The value moves as it is laid out.
+  add(out, {B}, {B});
+  for (ReduceKind k :
+       {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min, ReduceKind::Avg})
+    add(out, {P(k)}, {P(k)});
+  for (int64_t d = 0, r = in[0].size(); d < r; ++d)
+    if (in[0][d] >= axisSize)
+      add(out, {S(d)}, {S(d)});
+}
+double CopyOp::getComputeCost() { return 0; }
+
 void SelectOp::getSbpSignatures(Shapes in, Shapes, int64_t axisSize,
                                 Sigs &out) {
   // The condition is whole on every device; the picked tensors share any

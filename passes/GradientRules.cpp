@@ -400,7 +400,7 @@ LogicalResult buildGradients(GradientContext &c,
         set(2, [&] { return picked(false); });
         return success();
       })
-      .Case<ToSbpOp, BoxingOp>([&](Operation *) {
+      .Case<ToSbpOp, BoxingOp, CopyOp>([&](Operation *) {
         set(0, [&] { return dy; });
         return success();
       })

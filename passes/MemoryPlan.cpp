@@ -114,26 +114,7 @@ Roles rolesOf(func::FuncOp f) {
   Roles roles;
   Block &body = f.getBody().front();
   Operation *ret = body.getTerminator();
-  DenseSet<Value> fromUpdate;
-  for (BlockArgument arg : f.getArguments())
-    if (StringAttr name = attrs::getArgName(f, arg.getArgNumber());
-        name && name.getValue() == "lr")
-      fromUpdate.insert(arg);
-  for (Operation &op : body.without_terminator()) {
-    bool update = false;
-    if (auto get = dyn_cast<GetParamOp>(op)) {
-      auto param =
-          SymbolTable::lookupNearestSymbolFrom<ParamOp>(&op, get.getNameAttr());
-      update = param && attrs::isOptimizerState(param);
-    }
-    for (Value v : op.getOperands())
-      update |= fromUpdate.contains(v);
-    if (update) {
-      roles.update.insert(&op);
-      for (Value r : op.getResults())
-        fromUpdate.insert(r);
-    }
-  }
+  roles.update = optimizerOps(f);
   bool scheduled = attrs::getSchedule(f).has_value();
   if (scheduled) {
     for (Operation &op : body.without_terminator())
@@ -296,6 +277,7 @@ struct Buffer {
   int64_t uses = 0;
   bool kept = false; // a stored piece, a constant or a result
   bool live = true;
+  bool host = false; // in host memory (pc-offload): not the device's
 };
 
 class Replay {
@@ -339,15 +321,21 @@ public:
       release(op);
     }
     best.activationsPeak = activationsPeak;
+    best.hostPeak = hostPeak;
     return best;
   }
 
 private:
   size_t add(Buffer b) {
     buffers.push_back(b);
-    now += b.bytes;
-    if (b.kind == Kind::Activations)
-      activations += b.bytes;
+    if (b.host) {
+      hostNow += b.bytes;
+      hostPeak = std::max(hostPeak, hostNow);
+    } else {
+      now += b.bytes;
+      if (b.kind == Kind::Activations)
+        activations += b.bytes;
+    }
     return buffers.size() - 1;
   }
 
@@ -356,8 +344,10 @@ private:
     auto it = pieceOf.find(name.getAttr());
     if (it != pieceOf.end())
       return it->second;
-    size_t b = add({bytesOf(reader->getResult(0).getType()),
-                    kindOfParam(reader, name), 0, true});
+    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(reader, name);
+    size_t b =
+        add({bytesOf(reader->getResult(0).getType()), kindOfParam(reader, name),
+             0, true, true, param && attrs::isHost(param)});
     pieceOf[name.getAttr()] = b;
     return b;
   }
@@ -371,7 +361,8 @@ private:
       // step stores nothing), so the session holds the pieces it began
       // with until the run ends.
       size_t value = bufferOf.lookup(set.getValue());
-      if (buffers[value].kind == Kind::Activations && buffers[value].live)
+      if (buffers[value].kind == Kind::Activations && buffers[value].live &&
+          !buffers[value].host)
         activations -= buffers[value].bytes;
       buffers[value].kind = kindOfParam(op, set.getNameAttr());
       buffers[value].kept = true;
@@ -390,24 +381,27 @@ private:
     for (Value r : op->getResults()) {
       // A new weight or new state counts as one from the start.
       auto stored = storedAs.find(r);
-      size_t b =
-          add({bytesOf(r.getType()),
-               stored != storedAs.end() ? stored->second : kind, usesOf(r)});
+      size_t b = add({bytesOf(r.getType()),
+                      stored != storedAs.end() ? stored->second : kind,
+                      usesOf(r), false, true, attrs::isHost(op)});
       bufferOf[r] = b;
     }
     if (int64_t wide = wideningBytes(op))
-      transient = add({wide, Kind::Workspace, 0});
+      transient =
+          add({wide, Kind::Workspace, 0, false, true, attrs::isHost(op)});
   }
 
   /// Whether `op` gathers a model weight stored sharded (ZeRO-3): a
   /// collective whose input is a parameter read, through views.
+  /// Under offload, the shard's copy to the device, and its gather, count
+  /// as parameters too.
   static bool gathersWeight(Operation *op) {
-    if (!isComm(op) || op->getNumOperands() != 1)
+    if (!(isComm(op) || isa<CopyOp>(op)) || op->getNumOperands() != 1)
       return false;
     Value v = op->getOperand(0);
-    for (Operation *def = v.getDefiningOp(); def && isView(def);
-         def = v.getDefiningOp())
-      v = viewed(def);
+    for (Operation *def = v.getDefiningOp();
+         def && (isView(def) || isa<CopyOp>(def)); def = v.getDefiningOp())
+      v = isView(def) ? viewed(def) : def->getOperand(0);
     auto get = v.getDefiningOp<GetParamOp>();
     return get && kindOfParam(get, get.getNameAttr()) == Kind::Parameters;
   }
@@ -439,9 +433,13 @@ private:
     Buffer &buf = buffers[b];
     if (buf.live && !buf.kept && buf.uses <= 0) {
       buf.live = false;
-      now -= buf.bytes;
-      if (buf.kind == Kind::Activations)
-        activations -= buf.bytes;
+      if (buf.host) {
+        hostNow -= buf.bytes;
+      } else {
+        now -= buf.bytes;
+        if (buf.kind == Kind::Activations)
+          activations -= buf.bytes;
+      }
     }
   }
 
@@ -452,7 +450,7 @@ private:
     best = {};
     best.peak = now;
     for (const Buffer &b : buffers)
-      if (b.live)
+      if (b.live && !b.host)
         best.*kFieldOf[static_cast<int>(b.kind)] += b.bytes;
   }
 
@@ -466,6 +464,8 @@ private:
   DenseMap<Value, size_t> bufferOf;
   DenseMap<Attribute, size_t> pieceOf;
   int64_t now = 0;
+  // Host memory (pc-offload), outside the device's budget.
+  int64_t hostNow = 0, hostPeak = 0;
   attrs::MemoryUse best;
   /// The running op's widening temporaries (wideningBytes).
   std::optional<size_t> transient;
@@ -525,5 +525,6 @@ std::string pc::describeMemory(const attrs::MemoryUse &use) {
          formatBytes(use.gradients) + ", optimizer state " +
          formatBytes(use.optimizerState) + ", activations " +
          formatBytes(use.activations) + ", workspace " +
-         formatBytes(use.workspace);
+         formatBytes(use.workspace) +
+         (use.hostPeak ? "; host memory " + formatBytes(use.hostPeak) : "");
 }

@@ -29,3 +29,31 @@ SbpAttr makeSbp(MLIRContext *context, FlatSymbolRefAttr mesh,
 }
 
 } // namespace pc
+
+llvm::DenseSet<Operation *> pc::optimizerOps(func::FuncOp f) {
+  DenseSet<Operation *> update;
+  Block &body = f.getBody().front();
+  DenseSet<Value> fromUpdate;
+  for (BlockArgument arg : f.getArguments())
+    if (StringAttr name = attrs::getArgName(f, arg.getArgNumber());
+        name && name.getValue() == "lr")
+      fromUpdate.insert(arg);
+  std::optional<attrs::LossScaling> scaling = attrs::getLossScaling(f);
+  for (Operation &op : body.without_terminator()) {
+    bool reads = false;
+    if (auto get = dyn_cast<GetParamOp>(op)) {
+      auto param =
+          SymbolTable::lookupNearestSymbolFrom<ParamOp>(&op, get.getNameAttr());
+      reads = param && attrs::isOptimizerState(param) &&
+              !(scaling && get.getName() == scaling->scale.getValue());
+    }
+    for (Value v : op.getOperands())
+      reads |= fromUpdate.contains(v);
+    if (reads) {
+      update.insert(&op);
+      for (Value r : op.getResults())
+        fromUpdate.insert(r);
+    }
+  }
+  return update;
+}

@@ -7,6 +7,7 @@
 #include "dialect/PcOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace pc {
 
@@ -17,6 +18,12 @@ SbpAttr makeSbp(mlir::MLIRContext *context, mlir::FlatSymbolRefAttr mesh,
                 llvm::ArrayRef<SbpEntry> entries);
 
 /// "ranks [0, 1]": the ranks of per-device program `f`, for messages.
+/// The optimizer's ops in `f`: those that read optimizer state or the
+/// learning rate, and everything computed from them. The loss scale is
+/// optimizer state that the backward pass reads too (its seed), so it does
+/// not count: only what the update does with it.
+llvm::DenseSet<mlir::Operation *> optimizerOps(mlir::func::FuncOp f);
+
 std::string ranksText(mlir::func::FuncOp f);
 
 /// Calls `fn` on every func.func of `module` with a body, in order.

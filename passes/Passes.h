@@ -23,6 +23,8 @@ struct CompilePipelineOptions {
   MixedPrecisionOptions mixedPrecision{/*dtype=*/""};
   AutodiffOptions autodiff;
   OptimizerOptions optimizer;
+  /// CPU offload before partitioning (--pc-offload), when either is set.
+  OffloadOptions offload{/*optimizer=*/false, /*parameters=*/false};
   /// Activation checkpointing after autodiff (--pc-recompute): "full",
   /// "selective", or empty for none.
   std::string recompute;

@@ -211,6 +211,49 @@ def Lora : Pass<"pc-lora", "::mlir::ModuleOp"> {
   ];
 }
 
+def Offload : Pass<"pc-offload", "::mlir::ModuleOp"> {
+  let summary = "Keeps optimizer state, and its step, in host memory";
+  let description = [{
+    CPU offload (ZeRO-Offload, Ren et al. 2021), after boxing is lowered
+    and before `pc-partition`. With `optimizer`, every optimizer state
+    parameter is stored in host memory (`pc.host` on the `pc.param`) and
+    the optimizer's ops (those that read optimizer state or the learning
+    rate, and what they compute) run on the host (`pc.host` on the op):
+    the device holds no optimizer state, and spends no time on the
+    update. With `parameters` (for ZeRO-3, whose weights are stored as
+    shards), the trained weights are stored on the host too, each copied
+    to the device right before its gather.
+
+    A `pc.copy` goes wherever a value crosses: a gradient (already reduced
+    to its shard under ZeRO) to the host before the update, a new weight to
+    the device before its gather or its store. Views (`pc.after`,
+    `pc.reshape`) stay where their input is, so a gated weight read is
+    copied only when its gate opens. Each value is copied once.
+
+    ```mlir
+    // output (optimizer=true)
+    pc.param @w.adam_m : tensor<64x64xf32, ...> = #pc.init<zeros> {pc.host, ...}
+    %g_h = pc.copy %g {pc.host} ...
+    %m = pc.get_param @w.adam_m {pc.host} ...
+    %w2, %m2, %v2 = pc.adam_update %w_h, %g_h, %m, ... {pc.host} ...
+    %w2_d = pc.copy %w2 ...
+    pc.set_param @w, %w2_d ...
+    ```
+  }];
+  let dependentDialects = ["::pc::PcDialect"];
+  let options = [
+    Option<"optimizer", "optimizer", "bool", "true",
+           "Optimizer state and the step in host memory">,
+    Option<"parameters", "parameters", "bool", "false",
+           "Trained weights in host memory too (with ZeRO-3)">,
+  ];
+  let statistics = [
+    Statistic<"numHostParams", "host-params", "Parameters stored on the host">,
+    Statistic<"numHostOps", "host-ops", "Ops run on the host">,
+    Statistic<"numCopies", "copies", "Copies between host and device">,
+  ];
+}
+
 def MixedPrecision : Pass<"pc-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "Runs the forward pass in bf16 or f16 over f32 master weights";
   let description = [{

@@ -30,6 +30,8 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
   pm.addPass(createOptimizeBoxing());
   pm.addPass(createLowerBoxing());
   pm.addPass(createOptimizeBoxing());
+  if (options.offload.optimizer || options.offload.parameters)
+    pm.addPass(createOffload(options.offload));
   pm.addPass(createPartition());
   pm.addPass(createPipelineSchedule());
   pm.addPass(createMemoryPlan(options.memory));

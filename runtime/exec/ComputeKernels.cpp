@@ -277,6 +277,28 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
+  // A copy into the memory of the actor's side (host for an op marked
+  // pc.host, else the device), on the copy stream. CPU memory is host
+  // memory: a plain copy.
+  for (std::initializer_list<CommType> types : {kAllTypes, {CommType::U8}})
+    r.add(kCpu, "pc.copy", types, StreamKind::Copy,
+          [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
+            absl::StatusOr<CommType> type =
+                commTypeOf(op->getResult(0).getType());
+            if (!type.ok())
+              return type.status();
+            return Kernel([shape = shapeOf(op->getResult(0).getType()),
+                           type = *type](KernelIO &io) -> absl::Status {
+              absl::StatusOr<std::shared_ptr<Tensor>> out =
+                  io.context.allocate(shape, type);
+              if (!out.ok())
+                return out.status();
+              std::memcpy((*out)->data(), io.inputs[0]->data(),
+                          (*out)->byteSize());
+              io.outputs[0] = *std::move(out);
+              return absl::OkStatus();
+            });
+          });
   // One of two inputs passed on whole (its memory, no bytes moved), so a
   // NaN in the other never reaches the result.
   for (std::initializer_list<CommType> types : {kAllTypes, {CommType::U8}})

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -164,6 +165,18 @@ CpuSession::RankDevice::upload(const HostTensor &t) {
   return std::shared_ptr<const Tensor>(*std::move(d));
 }
 
+absl::StatusOr<std::shared_ptr<const Tensor>>
+CpuSession::RankDevice::uploadToHost(const HostTensor &t) {
+  if (!hostTensors)
+    return upload(t);
+  absl::StatusOr<std::shared_ptr<Tensor>> h =
+      hostTensors->allocate(t.shape, t.type);
+  if (!h.ok())
+    return h.status();
+  std::memcpy((*h)->data(), t.data(), t.byteSize());
+  return std::shared_ptr<const Tensor>(*std::move(h));
+}
+
 absl::StatusOr<HostTensor> CpuSession::RankDevice::download(const Tensor &t) {
   HostTensor h = HostTensor::zeros(t.shape, t.type);
   device->copyAsync(h.data(), t.data(), t.byteSize(), *transfer);
@@ -225,6 +238,17 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
     return transfer.status();
   d.transfer = *std::move(transfer);
   d.tensors = std::make_unique<TensorAllocator>(*d.device);
+  // Host memory, for what CPU offload keeps there: a pool of its own,
+  // outside the device's capacity.
+  for (const Backend &b : backends)
+    if (b.kind == "cpu") {
+      absl::StatusOr<std::unique_ptr<Device>> host =
+          b.makeDevice(rank, DeviceOptions{1, 0});
+      if (!host.ok())
+        return host.status();
+      d.host = *std::move(host);
+      d.hostTensors = std::make_unique<TensorAllocator>(*d.host);
+    }
   return &devices.emplace(rank, std::move(d)).first->second;
 }
 
@@ -347,7 +371,8 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
         absl::StrCat("rank ", rank, " reads parameter '", name.str(),
                      "' as another shape or type than its piece"));
   absl::StatusOr<std::shared_ptr<const Tensor>> onDevice =
-      (*device)->upload(*piece);
+      attrs::isHost(p) ? (*device)->uploadToHost(*piece)
+                       : (*device)->upload(*piece);
   if (!onDevice.ok())
     return onDevice.status();
   return params.emplace(key, *std::move(onDevice)).first->second;
@@ -579,7 +604,8 @@ CpuSession::bind(llvm::StringRef graph,
     if (!comm.ok())
       return comm.status();
     r.comm = *std::move(comm);
-    for (const char *name : {"compute", "comm", "input", "input copies"}) {
+    for (const char *name :
+         {"compute", "comm", "input", "offload copies", "input copies"}) {
       absl::StatusOr<std::unique_ptr<Stream>> stream =
           r.device->device->createStream(name);
       if (!stream.ok())
@@ -591,6 +617,7 @@ CpuSession::bind(llvm::StringRef graph,
     r.meshes = std::make_unique<MeshCache>(module);
     r.context.reset(
         new BindContext{rank, *r.meshes, *r.comm, *r.device->tensors});
+    r.context->hostTensors = r.device->hostTensors.get();
     ParamStore access{
         [this, rank](llvm::StringRef name, Type local, int64_t iteration) {
           return read(rank, name, local, iteration);
@@ -822,8 +849,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
       feed.fixed = *std::move(t);
     }
     Stream *streams[] = {r.streams[0].get(), r.streams[1].get(),
-                         r.streams[2].get()};
-    Stream &copy = *r.streams[3];
+                         r.streams[2].get(), r.streams[3].get()};
+    Stream &copy = *r.streams[4];
     CommStats before = r.comm->stats();
     auto upload = [&](const HostTensor &t)
         -> absl::StatusOr<std::shared_ptr<const Tensor>> {
@@ -866,6 +893,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         out.events.push_back({r.program->nameOf(e.actor),
                               s == RankProgram::kComm    ? "comm"
                               : s == RankProgram::kInput ? "input"
+                              : s == RankProgram::kCopy  ? "copy"
                                                          : "compute",
                               e.iteration, e.startUs, e.durationUs,
                               r.program->actionOf(e.actor),

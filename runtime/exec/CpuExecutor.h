@@ -234,9 +234,16 @@ private:
     const Backend *backend = nullptr;
     std::unique_ptr<Device> device;
     std::unique_ptr<TensorAllocator> tensors;
+    /// The host memory pool (CPU offload): parameters marked pc.host and
+    /// what host ops make; not in the device's capacity or peak.
+    std::unique_ptr<Device> host;
+    std::unique_ptr<TensorAllocator> hostTensors;
     std::unique_ptr<Stream> transfer;
     /// Copies between the host and the device, through `transfer`.
     absl::StatusOr<std::shared_ptr<const Tensor>> upload(const HostTensor &t);
+    /// A copy in the host pool.
+    absl::StatusOr<std::shared_ptr<const Tensor>>
+    uploadToHost(const HostTensor &t);
     absl::StatusOr<HostTensor> download(const Tensor &t);
     absl::Status synchronizeTransfer();
   };

@@ -55,7 +55,9 @@ struct KernelIO {
 
 using Kernel = std::function<absl::Status(KernelIO &)>;
 
-enum class StreamKind : uint8_t { Compute, Comm };
+/// Where a kernel runs: compute, collectives, or copies between host and
+/// device memory (CPU offload), each on a stream of its own.
+enum class StreamKind : uint8_t { Compute, Comm, Copy };
 
 /// What binding knows of the device it binds for.
 struct BindContext {
@@ -64,6 +66,9 @@ struct BindContext {
   Communicator &comm;
   /// The rank's device memory, for tensors made at bind time (constants).
   TensorAllocator &tensors;
+  /// The rank's host memory, for what ops marked pc.host make (CPU
+  /// offload); null: the device's.
+  TensorAllocator *hostTensors = nullptr;
   /// Per (from, to) layout pair: transfers bound so far, for send/recv tags.
   std::map<std::string, int64_t> transfers;
   /// Set while a widening entry binds its f32 kernel: results of a 16-bit

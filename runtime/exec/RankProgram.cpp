@@ -93,7 +93,9 @@ uint32_t RankProgram::addActor(std::string name, uint32_t stream,
       in.push_back(shared.back().get());
     }
     std::vector<std::shared_ptr<const Tensor>> out(a.numResults);
-    KernelIO io{contexts[a.stream], in, shared, out};
+    // Host contexts follow the device's, one per stream.
+    size_t perSpace = contexts.size() / 2;
+    KernelIO io{contexts[a.stream + (a.host ? perSpace : 0)], in, shared, out};
     absl::Status fired = fire(io, iteration);
     // This read is done: the last one lets the tensor go (with `shared`,
     // as this returns).
@@ -220,8 +222,11 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
   exchange.program = cast<func::FuncOp>(op.getParentOp()).getSymName().str();
   exchange.op = static_cast<int64_t>(commActors.size());
   uint32_t id = addActor(
-      op.getName().getStringRef().str(), isComm ? kComm : kCompute, ins,
-      op.getNumResults(),
+      op.getName().getStringRef().str(),
+      isComm                              ? kComm
+      : bound->stream == StreamKind::Copy ? kCopy
+                                          : kCompute,
+      ins, op.getNumResults(),
       [this, op = &op, site = std::move(site),
        kernel = std::move(bound->kernel)](KernelIO &io, int64_t iteration) {
         if (!site.empty())
@@ -234,6 +239,7 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
       // Communication keeps its order across ranks; a pipeline schedule
       // orders its actions' compute too.
       isComm || scheduled);
+  actors[id].host = attrs::isHost(&op);
   for (unsigned r = 0; r < op.getNumResults(); ++r)
     sources[op.getResult(r)] = {id, r};
   if (scheduled)
@@ -335,6 +341,9 @@ RankProgram::run(std::span<Stream *const> streams, std::vector<ArgFeed> args,
   contexts.clear();
   for (Stream *stream : streams)
     contexts.emplace_back(context.tensors, *stream);
+  for (Stream *stream : streams)
+    contexts.emplace_back(
+        context.hostTensors ? *context.hostTensors : context.tensors, *stream);
   feeds = std::move(args);
   upload = std::move(uploader);
   current = &run;

@@ -74,7 +74,12 @@ struct ProgramRun {
 class RankProgram {
 public:
   /// The streams a program runs on, by index.
-  enum StreamIndex : uint32_t { kCompute = 0, kComm = 1, kInput = 2 };
+  enum StreamIndex : uint32_t {
+    kCompute = 0,
+    kComm = 1,
+    kInput = 2,
+    kCopy = 3 // between host and device memory (CPU offload)
+  };
 
   RankProgram(const KernelRegistry &kernels, BindContext &context,
               ParamStore params, int32_t registers)
@@ -127,6 +132,8 @@ private:
     std::vector<Source> inputs;
     unsigned numResults = 0;
     uint32_t stream = 0;
+    /// Runs on the host: its results are in host memory (pc.host).
+    bool host = false;
     std::vector<std::vector<std::shared_ptr<const Tensor>>> registers;
     /// Per result, how many inputs of other actors read it; per (register,
     /// result), how many of those reads of the iteration it holds have not

@@ -532,6 +532,10 @@ absl::Status Evaluator::eval(Operation *op) {
         set(in(0));
         return absl::OkStatus();
       })
+      .Case([&](CopyOp) {
+        set(in(0));
+        return absl::OkStatus();
+      })
       .Case([&](SelectOp) {
         set(in(0).data.at(0) != 0 ? in(1) : in(2));
         return absl::OkStatus();

@@ -29,9 +29,9 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
@@ -167,6 +167,12 @@ int main(int argc, char **argv) {
       cl::desc("With --train, recompute activations in the backward pass "
                "instead of keeping them: full (whole layers) or selective "
                "(attention cores)"),
+      cl::cat(memoryCat));
+  cl::opt<std::string> offload(
+      "offload",
+      cl::desc("With --train, keep in host memory, outside --device-memory: "
+               "optimizer (the optimizer state and its step) or all (with "
+               "--zero 3, the weights' shards too)"),
       cl::cat(memoryCat));
   cl::opt<std::string> mixedPrecision(
       "mixed-precision",
@@ -411,6 +417,14 @@ int main(int argc, char **argv) {
       mixedPrecision != "f16")
     return fail("--mixed-precision is bf16 or f16, not '" + mixedPrecision +
                 "'");
+  if (!offload.empty() && offload != "optimizer" && offload != "all")
+    return fail("--offload is optimizer or all, not '" + offload + "'");
+  if (!offload.empty() && !train)
+    return fail("--offload moves training's optimizer to the host; it needs "
+                "--train");
+  if (offload == "all" && zero != 3)
+    return fail("--offload all keeps the weights' shards on the host; it "
+                "needs --zero 3");
   if (!mixedPrecision.empty() && !train)
     return fail("--mixed-precision runs training in 16 bits; it needs "
                 "--train");
@@ -437,6 +451,8 @@ int main(int argc, char **argv) {
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
   compileOptions.mixedPrecision.dtype = mixedPrecision;
+  compileOptions.offload.optimizer = !offload.empty();
+  compileOptions.offload.parameters = offload == "all";
   compileOptions.mixedPrecision.f32Ops.assign(f32Ops.begin(), f32Ops.end());
   compileOptions.mixedPrecision.lossScale = lossScale;
   compileOptions.mixedPrecision.initScale = lossScaleInit;
@@ -513,6 +529,8 @@ int main(int argc, char **argv) {
       used.push_back("--recompute " + recompute);
     if (!mixedPrecision.empty())
       used.push_back("--mixed-precision " + mixedPrecision);
+    if (!offload.empty())
+      used.push_back("--offload " + offload);
     if (stateBits != 32)
       used.push_back("--state-bits " + std::to_string(stateBits));
     if (loraRank > 0)
@@ -522,6 +540,7 @@ int main(int argc, char **argv) {
       plain.zero = 0;
       plain.recompute.clear();
       plain.mixedPrecision = {};
+      plain.offload = {};
       plain.lora.rank = 0;
       plain.optimizer.stateBits = 32;
       plain.deviceMemory = 0;
@@ -530,7 +549,8 @@ int main(int argc, char **argv) {
       llvm::outs() << "predicted peak per device, without -> with "
                    << llvm::join(used, " ") << ":";
       if (!before.ok()) {
-        llvm::outs() << " (without: " << std::string(before.status().message()) << ")\n";
+        llvm::outs() << " (without: " << std::string(before.status().message())
+                     << ")\n";
       } else {
         std::map<int64_t, pc::api::MemoryUse> was = before->predictedMemory();
         auto mib = [](int64_t b) {
@@ -539,10 +559,10 @@ int main(int argc, char **argv) {
         for (auto &[rank, now] : program->predictedMemory())
           llvm::outs() << "\n  rank " << rank << ": " << mib(was[rank].peak)
                        << " -> " << mib(now.peak)
-                       << llvm::formatv(" ({0:f2}x)", was[rank].peak
-                                                          ? double(now.peak) /
-                                                                was[rank].peak
-                                                          : 0.0)
+                       << llvm::formatv(" ({0:f2}x)",
+                                        was[rank].peak
+                                            ? double(now.peak) / was[rank].peak
+                                            : 0.0)
                               .str();
         llvm::outs() << "\n";
       }
@@ -724,7 +744,8 @@ int main(int argc, char **argv) {
                              {"optimizer_state", p->second.optimizerState},
                              {"activations", p->second.activations},
                              {"workspace", p->second.workspace},
-                             {"activations_peak", p->second.activationsPeak}};
+                             {"activations_peak", p->second.activationsPeak},
+                             {"host_peak", p->second.hostPeak}};
     ranks.push_back(std::move(entry));
     llvm::outs() << "rank " << rank << ": sent " << stats.bytesSent
                  << " B, received " << stats.bytesReceived << " B";

@@ -1,0 +1,39 @@
+"""Checks a CPU-offload run's report against the same run without offload.
+
+    offload_check.py BASE.json OFFLOAD.json EXACT
+
+Per rank: the device holds no optimizer state at the predicted peak; the
+host holds some; the measured device peak is never above the predicted
+one by more than 1 % (and, with EXACT=1, within 1 % of it); and it is
+lower than the run without offload's, by at least half the optimizer
+state that run held.
+"""
+import json
+import sys
+
+
+def main():
+    base = json.load(open(sys.argv[1]))["ranks"]
+    off = json.load(open(sys.argv[2]))["ranks"]
+    exact = sys.argv[3] == "1"
+    saved = []
+    for b, o in zip(base, off):
+        p = o["predicted_memory"]
+        assert p["optimizer_state"] == 0, p
+        assert p["host_peak"] > 0, p
+        ratio = o["peak_bytes"] / p["peak"]
+        assert ratio <= 1.01, (o["rank"], ratio)
+        if exact:
+            assert ratio >= 0.99, (o["rank"], ratio)
+        state = b["predicted_memory"]["optimizer_state"]
+        # Not all of it: the peak moves, and under ZeRO-3 the shards'
+        # copies to the device join the gathers.
+        assert b["peak_bytes"] - o["peak_bytes"] >= state / 2, (b, o)
+        saved.append(1 - o["peak_bytes"] / b["peak_bytes"])
+    print(f"{len(off)} ranks: no optimizer state on the device; measured "
+          f"peak {min(saved):.0%}-{max(saved):.0%} lower")
+    print("offload ok")
+
+
+if __name__ == "__main__":
+    main()
