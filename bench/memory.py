@@ -57,6 +57,8 @@ TECHNIQUES = [
     ("mixed precision bf16, only the loss f32",
      ["--mixed-precision", "bf16", "--f32-ops", "cross_entropy,reduce_mean"]),
     ("mixed precision f16, dynamic scaling", ["--mixed-precision", "f16"]),
+    ("offload optimizer (ZeRO-2)", ["--zero", "2", "--offload", "optimizer"]),
+    ("offload all (ZeRO-3)", ["--zero", "3", "--offload", "all"]),
     ("ZeRO-3 + recompute full + 8-bit", ["--zero", "3", "--recompute", "full",
                                          "--state-bits", "8"]),
     ("ZeRO-2 + bf16 + recompute full", ["--zero", "2", "--mixed-precision",
