@@ -152,7 +152,9 @@ void setMemoryUse(Operation *f, const MemoryUse &use) {
   Builder b(f->getContext());
   SmallVector<NamedAttribute> fields;
   for (auto [name, field] : kMemoryFields)
-    fields.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(use.*field)));
+    // Host memory only under offload: other plans read as they did.
+    if (use.*field != 0 || llvm::StringRef(name) != "host_peak")
+      fields.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(use.*field)));
   f->setAttr(kMemory, b.getDictionaryAttr(fields));
 }
 

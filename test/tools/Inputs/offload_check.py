@@ -4,7 +4,7 @@
 
 Per rank: the device holds no optimizer state at the predicted peak; the
 host holds some; the measured device peak is never above the predicted
-one by more than 1 % (and, with EXACT=1, within 1 % of it); and it is
+one by more than 5 % (with EXACT=1, within 1 % of it either way); and it is
 lower than the run without offload's, by at least half the optimizer
 state that run held.
 """
@@ -21,8 +21,10 @@ def main():
         p = o["predicted_memory"]
         assert p["optimizer_state"] == 0, p
         assert p["host_peak"] > 0, p
+        # Exact: within 1 %. Otherwise the copies' timing moves the peak:
+        # the runtime holds up to 5 % more than predicted, or less.
         ratio = o["peak_bytes"] / p["peak"]
-        assert ratio <= 1.01, (o["rank"], ratio)
+        assert ratio <= (1.01 if exact else 1.05), (o["rank"], ratio)
         if exact:
             assert ratio >= 0.99, (o["rank"], ratio)
         state = b["predicted_memory"]["optimizer_state"]
