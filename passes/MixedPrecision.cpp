@@ -164,14 +164,15 @@ struct MixedPrecisionPass
   void convert(func::FuncOp f, Type low, const llvm::StringSet<> &keep) {
     Block &body = f.getBody().front();
     Type f32 = Float32Type::get(f.getContext());
-    // One cast per value and type, made before its first reader (the
-    // block runs in order, so it dominates the later ones).
-    DenseMap<std::pair<Value, Type>, Value> casts;
+    // One cast per value, type and pipeline stage, made before its first
+    // reader there (the block runs in order, so it dominates the later
+    // ones): a cast shared across stages would send the value between them.
+    DenseMap<std::tuple<Value, Type, int64_t>, Value> casts;
     auto castTo = [&](Operation *user, Value v, Type elem) -> Value {
       auto type = cast<RankedTensorType>(v.getType());
       if (type.getElementType() == elem)
         return v;
-      Value &c = casts[{v, elem}];
+      Value &c = casts[{v, elem, attrs::getStage(user).value_or(-1)}];
       if (!c) {
         OpBuilder b(user);
         auto made = CastOp::create(b, v.getLoc(), type.clone(elem), v);
