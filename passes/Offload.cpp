@@ -32,16 +32,6 @@ bool isCollective(Operation *op) {
              TransferOp, ToSbpOp, BoxingOp>(op);
 }
 
-/// Ops made for `user` run in its pipeline stage and action.
-void copyPlacement(Operation *user, Operation *op) {
-  if (std::optional<int64_t> stage = attrs::getStage(user))
-    attrs::setStage(op, *stage);
-  if (ActionAttr a = attrs::getAction(user))
-    attrs::setAction(op, a);
-  if (attrs::isBackward(user))
-    attrs::setBackward(op);
-}
-
 struct OffloadPass : public pc::impl::OffloadBase<OffloadPass> {
   using OffloadBase::OffloadBase;
 

@@ -259,16 +259,6 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     return {};
   }
 
-  /// Ops made for `user` run in its pipeline stage and action.
-  static void copyPlacement(Operation *user, Operation *op) {
-    if (std::optional<int64_t> stage = attrs::getStage(user))
-      attrs::setStage(op, *stage);
-    if (ActionAttr a = attrs::getAction(user))
-      attrs::setAction(op, a);
-    if (attrs::isBackward(user))
-      attrs::setBackward(op);
-  }
-
   struct Trained {
     ParamOp param;
     RankedTensorType type;

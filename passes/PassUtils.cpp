@@ -57,3 +57,12 @@ llvm::DenseSet<Operation *> pc::optimizerOps(func::FuncOp f) {
   }
   return update;
 }
+
+void pc::copyPlacement(Operation *user, Operation *op) {
+  if (std::optional<int64_t> stage = attrs::getStage(user))
+    attrs::setStage(op, *stage);
+  if (ActionAttr a = attrs::getAction(user))
+    attrs::setAction(op, a);
+  if (attrs::isBackward(user))
+    attrs::setBackward(op);
+}

@@ -18,6 +18,10 @@ SbpAttr makeSbp(mlir::MLIRContext *context, mlir::FlatSymbolRefAttr mesh,
                 llvm::ArrayRef<SbpEntry> entries);
 
 /// "ranks [0, 1]": the ranks of per-device program `f`, for messages.
+/// Ops made for `user` run in its pipeline stage and action (and are
+/// backward work when it is).
+void copyPlacement(mlir::Operation *user, mlir::Operation *op);
+
 /// The optimizer's ops in `f`: those that read optimizer state or the
 /// learning rate, and everything computed from them. The loss scale is
 /// optimizer state that the backward pass reads too (its seed), so it does
