@@ -1,10 +1,11 @@
 """Checks a CPU-offload run's report against the same run without offload.
 
-    offload_check.py BASE.json OFFLOAD.json EXACT
+    offload_check.py BASE.json OFFLOAD.json exact|bound|loose
 
 Per rank: the device holds no optimizer state at the predicted peak; the
 host holds some; the measured device peak is never above the predicted
-one by more than 5 % (with EXACT=1, within 2 % of it either way); and it is
+one by more than 5 % (exact: within 2 % of it either way; loose: not
+checked); and it is
 lower than the run without offload's, by at least a quarter of the
 optimizer state that run held.
 """
@@ -15,7 +16,7 @@ import sys
 def main():
     base = json.load(open(sys.argv[1]))["ranks"]
     off = json.load(open(sys.argv[2]))["ranks"]
-    exact = sys.argv[3] == "1"
+    mode = sys.argv[3]
     saved = []
     for b, o in zip(base, off):
         p = o["predicted_memory"]
@@ -25,11 +26,13 @@ def main():
               f"{b['predicted_memory']['optimizer_state']} B")
         assert p["optimizer_state"] == 0, p
         assert p["host_peak"] > 0, p
-        # Exact: within 1 %. Otherwise the copies' timing moves the peak:
-        # the runtime holds up to 5 % more than predicted, or less.
+        # exact: within 2 %; bound: at most 5 % above; loose: the copies'
+        # timing decides (plain DP, where whole gradients wait for the copy
+        # stream), not checked.
         ratio = o["peak_bytes"] / p["peak"]
-        assert ratio <= (1.02 if exact else 1.05), (o["rank"], ratio)
-        if exact:
+        if mode != "loose":
+            assert ratio <= (1.02 if mode == "exact" else 1.05), (o["rank"], ratio)
+        if mode == "exact":
             assert ratio >= 0.98, (o["rank"], ratio)
         state = b["predicted_memory"]["optimizer_state"]
         # Not all of it: the peak moves, the copies' timing moves it (the
