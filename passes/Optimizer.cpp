@@ -300,11 +300,18 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
       return failure();
     scale.layout = getSbp(*type);
     scale.value = GetParamOp::create(b, e.loc, *type, scaling.scale);
+    // Scalars computed from values without a layout have none: pinned to
+    // the scale's, so that each is made on its mesh once and moved from
+    // there (e.here moves only values that have a layout).
+    auto pin = [&](Value v) -> Value {
+      if (getSbp(v.getType()) == scale.layout)
+        return v;
+      return ToSbpOp::create(b, e.loc, withSbp(v.getType(), scale.layout), v);
+    };
     // First the check, on the gradients as they are (scaling keeps an inf
     // an inf): each stage sends its sum to the scale's mesh and gets the
     // verdict and the inverse scale back, one round trip, as clipping
-    // does. Sending the inverse out first would cross the pipeline's
-    // schedule the other way.
+    // does.
     Value bad;
     for (Trained &t : trained) {
       e.scalarLayout = replicatedOn(getSbp(t.type));
@@ -315,13 +322,13 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
             b, e.loc,
             cast<RankedTensorType>(zero.getType()).clone(b.getF32Type()), zero);
       e.scalarLayout = scale.layout;
-      zero = e.here(zero);
-      bad = bad ? e.add(bad, zero) : zero;
+      zero = pin(zero);
+      bad = bad ? pin(e.add(bad, zero)) : zero;
     }
     e.scalarLayout = scale.layout;
-    scale.finite = e.compare(bad, bad, Comparison::eq);
-    scale.skipped = e.sub(e.scalar(1, b.getF32Type()), scale.finite);
-    Value inverse = e.div(e.scalar(1, b.getF32Type()), scale.value);
+    scale.finite = pin(e.compare(bad, bad, Comparison::eq));
+    scale.skipped = pin(e.sub(e.scalar(1, b.getF32Type()), scale.finite));
+    Value inverse = pin(e.div(e.scalar(1, b.getF32Type()), scale.value));
     for (Trained &t : trained) {
       e.scalarLayout = replicatedOn(getSbp(t.type));
       Value k = e.here(inverse);
@@ -448,14 +455,6 @@ struct OptimizerPass : public pc::impl::OptimizerBase<OptimizerPass> {
     // update see the loss's own.
     std::optional<attrs::LossScaling> scaling = attrs::getLossScaling(f);
     LossScale scale;
-    // The pipeline schedule orders the check's round trip between stages
-    // into a deadlock (the order checker catches it before anything runs):
-    // refused here until the schedule places it.
-    if (scaling && attrs::getPipeline(f))
-      return f.emitOpError()
-             << "scales its loss (f16 mixed precision), which does not run "
-                "with pipeline stages yet; use bf16 (no loss scaling), or no "
-                "stages";
     if (scaling) {
       FailureOr<LossScale> s = unscale(module, b, e, *scaling, trained);
       if (failed(s))

@@ -36,19 +36,23 @@
 // returns the scale and whether the step was skipped.
 // SCALE: pc.param @loss_scale : tensor<f32, #pc.sbp<@m, [B]>> = #pc.init<constant(value = 6.553600e+04)> {pc.optimizer_state, trainable = false}
 // SCALE-NEXT: pc.param @loss_scale.clean_steps : tensor<f32, #pc.sbp<@m, [B]>> = #pc.init<zeros> {pc.optimizer_state, trainable = false}
-// SCALE: {pc.name = "loss_scale"}, tensor<f32> {pc.name = "skipped"}) attributes {pc.loss_scaling = {backoff = 5.000000e-01 : f64, clean_steps = @loss_scale.clean_steps, growth = 2.000000e+00 : f64, interval = 2000 : i64, scale = @loss_scale}}
+// SCALE: {pc.name = "loss_scale"}, tensor<f32, #pc.sbp<@m, [B]>> {pc.name = "skipped"}) attributes {pc.loss_scaling = {backoff = 5.000000e-01 : f64, clean_steps = @loss_scale.clean_steps, growth = 2.000000e+00 : f64, interval = 2000 : i64, scale = @loss_scale}}
 // SCALE: %[[SEED:.*]] = pc.get_param @loss_scale
 // SCALE-NEXT: pc.reshape %[[SEED]]
 // SCALE: %[[S:.*]] = pc.get_param @loss_scale
 // SCALE: %[[Z:.*]] = pc.mul %[[G:.*]], %{{.*}} : (tensor<8x8xf32, #pc.sbp<@m, [B]>>, tensor<f32, #pc.sbp<@m, [B]>>) -> tensor<8x8xf32>
 // SCALE-NEXT: pc.reduce_sum %[[Z]]
-// SCALE: %[[BAD:.*]] = pc.add
-// SCALE-NEXT: %[[OK:.*]] = pc.compare %[[BAD]], %[[BAD]] {predicate = #pc.comparison<eq>}
+// SCALE: %[[SUM:.*]] = pc.add
+// SCALE-NEXT: %[[BAD:.*]] = pc.to_sbp %[[SUM]]
+// SCALE-NEXT: %[[C:.*]] = pc.compare %[[BAD]], %[[BAD]] {predicate = #pc.comparison<eq>}
+// SCALE-NEXT: %[[OK:.*]] = pc.to_sbp %[[C]]
 // SCALE-NEXT: pc.constant dense<1.000000e+00>
-// SCALE-NEXT: %[[SKIPPED:.*]] = pc.sub
+// SCALE-NEXT: %[[SK:.*]] = pc.sub
+// SCALE-NEXT: %[[SKIPPED:.*]] = pc.to_sbp %[[SK]]
 // SCALE-NEXT: pc.constant dense<1.000000e+00>
-// SCALE-NEXT: %[[INV:.*]] = pc.div %{{.*}}, %[[S]]
-// SCALE-NEXT: pc.mul %[[G]], %[[INV]] : (tensor<8x8xf32, #pc.sbp<@m, [B]>>, tensor<f32>) -> tensor<8x8xf32>
+// SCALE-NEXT: %[[D:.*]] = pc.div %{{.*}}, %[[S]]
+// SCALE-NEXT: %[[INV:.*]] = pc.to_sbp %[[D]]
+// SCALE-NEXT: pc.mul %[[G]], %[[INV]] : (tensor<8x8xf32, #pc.sbp<@m, [B]>>, tensor<f32, #pc.sbp<@m, [B]>>) -> tensor<8x8xf32>
 // SCALE: pc.sub %{{.*}}, %{{.*}} : (tensor<8x8xf32, #pc.sbp<@m, [B]>>, tensor<8x8xf32>)
 // SCALE-NEXT: %[[OLD:.*]] = pc.get_param @w
 // SCALE-NEXT: %[[KEEP:.*]] = pc.select %[[OK]], %{{.*}}, %[[OLD]]
