@@ -14,8 +14,8 @@
 // CHECK-NOT: pc.host
 // CHECK: pc.get_param @optimizer.step {pc.host}
 // CHECK: %[[W:.*]] = pc.local_slice
-// CHECK: %[[V:.*]] = pc.get_param @w.adam_v {pc.host}
-// CHECK: %[[M:.*]] = pc.get_param @w.adam_m {pc.host}
+// CHECK-DAG: %[[V:.*]] = pc.get_param @w.adam_v {pc.host}
+// CHECK-DAG: %[[M:.*]] = pc.get_param @w.adam_m {pc.host}
 // CHECK: %[[WH:.*]] = pc.copy %[[W]] {pc.host}
 // CHECK: %[[GH:.*]] = pc.copy %[[G]] {pc.host}
 // CHECK: %[[NEW:.*]], %[[NM:.*]], %[[NV:.*]] = pc.adam_update %[[WH]], %[[GH]], %[[M]], %[[V]], {{.*}} pc.host
