@@ -75,10 +75,10 @@ def memory(d, s, b, h, l1, l2):
         predicted = rank[m, l2]["predicted_memory"]["peak"]
         print(f"{m}: {grow / sbh:.2f} sbh per layer; peak measured/predicted "
               f"{measured / predicted:.4f}")
-        # With the softmax in f32 the replay runs a cast earlier than the
-        # runtime does: the prediction is up to 3 % high, never low.
-        low = 0.97 if m == "bf16" else 0.99
-        assert low <= measured / predicted <= 1.01, (m, measured, predicted)
+        # The runtime may free sooner than the replay does (with the
+        # softmax in f32 a cast runs earlier in the replay; sanitizer builds
+        # run in other orders): the prediction is up to 3 % high, never low.
+        assert 0.97 <= measured / predicted <= 1.01, (m, measured, predicted)
     ratio = per_layer["lean"] / per_layer["f32"]
     print(f"lean/f32 activations per layer: {ratio:.3f}")
     assert abs(ratio - 0.5) <= 0.025, ratio
