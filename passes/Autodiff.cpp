@@ -28,11 +28,6 @@ using namespace pc;
 
 namespace {
 
-bool isFloatTensor(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  return r && isa<FloatType>(r.getElementType());
-}
-
 /// The index of `f`'s loss result, or failure (with a diagnostic when
 /// `required`, else silently: the function is not a training graph).
 FailureOr<unsigned> findLoss(func::FuncOp f, bool required) {
@@ -44,11 +39,8 @@ FailureOr<unsigned> findLoss(func::FuncOp f, bool required) {
                                << " as {pc.loss}; a graph has one loss";
       marked = i;
     }
-  if (!marked && f.getNumResults() == 1) {
-    auto t = dyn_cast<RankedTensorType>(f.getResultTypes()[0]);
-    if (t && t.getRank() == 0 && isFloatTensor(t))
-      marked = 0;
-  }
+  if (!marked)
+    marked = lossResult(f); // the only result, a 0-d float
   if (!marked) {
     if (required)
       return f.emitOpError()

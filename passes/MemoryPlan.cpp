@@ -148,22 +148,15 @@ Roles rolesOf(func::FuncOp f) {
   return roles;
 }
 
-/// Whether the runtime runs `op` on the communication stream, whose ops
-/// keep their program order (the ops registerCpuCommKernels binds there).
-bool isComm(Operation *op) {
-  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-             LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);
-}
-
 /// The bytes of f32 temporaries `op` makes on the CPU backend beyond its
 /// results: a compute op on 16-bit floats runs widened, on f32 copies of
 /// its 16-bit operands into f32 results, then rounds those to its result
 /// types. The most at once is the wide operands with the f32 results, or
 /// the f32 results with the rounded ones (which are the op's own results).
 int64_t wideningBytes(Operation *op) {
-  if (isComm(op) || isa<GetParamOp, SetParamOp, ConstantOp, CastOp, ReshapeOp,
-                        AfterOp, SelectOp, TransposeOp, BroadcastToOp, SliceOp,
-                        ConcatOp, ToSbpOp, PieceOffsetOp>(op))
+  if (isCommOp(op) || isa<GetParamOp, SetParamOp, ConstantOp, CastOp, ReshapeOp,
+                          AfterOp, SelectOp, TransposeOp, BroadcastToOp,
+                          SliceOp, ConcatOp, ToSbpOp, PieceOffsetOp>(op))
     return 0;
   auto isHalf = [](Type t) {
     auto r = dyn_cast<RankedTensorType>(t);
@@ -205,7 +198,7 @@ SmallVector<Operation *> runOrder(func::FuncOp f) {
       ordered.append(ofAction[a]);
   } else {
     for (Operation *op : ops)
-      if (isComm(op))
+      if (isCommOp(op))
         ordered.push_back(op);
   }
   DenseMap<Operation *, int64_t> waiting; // operands not yet made
@@ -396,7 +389,7 @@ private:
   /// Under offload, the shard's copy to the device, and its gather, count
   /// as parameters too.
   static bool gathersWeight(Operation *op) {
-    if (!(isComm(op) || isa<CopyOp>(op)) || op->getNumOperands() != 1)
+    if (!(isCommOp(op) || isa<CopyOp>(op)) || op->getNumOperands() != 1)
       return false;
     Value v = op->getOperand(0);
     for (Operation *def = v.getDefiningOp();

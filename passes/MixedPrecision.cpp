@@ -35,11 +35,6 @@ constexpr const char *kDefaultF32Ops[] = {
     "softmax",       "log_softmax", "layer_norm", "rms_norm",
     "cross_entropy", "reduce_sum",  "reduce_mean"};
 
-bool isFloat(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  return r && isa<FloatType>(r.getElementType());
-}
-
 Type elemOf(Type t) { return cast<RankedTensorType>(t).getElementType(); }
 
 /// Ops that only move or relabel data: their result takes their operand's
@@ -47,18 +42,6 @@ Type elemOf(Type t) { return cast<RankedTensorType>(t).getElementType(); }
 bool movesData(Operation *op) {
   return isa<ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ToSbpOp, AfterOp>(
       op);
-}
-
-/// Whether `f` is a graph with a loss (pc-autodiff's rule): a result marked
-/// {pc.loss}, or its only result when that is a 0-d float.
-bool hasLoss(func::FuncOp f) {
-  for (unsigned i = 0; i < f.getNumResults(); ++i)
-    if (attrs::isLoss(f, i))
-      return true;
-  if (f.getNumResults() != 1)
-    return false;
-  auto t = dyn_cast<RankedTensorType>(f.getResultTypes()[0]);
-  return t && t.getRank() == 0 && isFloat(t);
 }
 
 struct MixedPrecisionPass
@@ -119,7 +102,7 @@ struct MixedPrecisionPass
     double first = scaling == "dynamic" ? double(initScale) : staticScale;
     std::optional<attrs::LossScaling> marked;
     for (func::FuncOp f : graphs) {
-      if (!hasLoss(f))
+      if (!lossResult(f))
         continue;
       if (!marked)
         marked = addScaleParams(module, first, scaling == "dynamic");
@@ -190,18 +173,19 @@ struct MixedPrecisionPass
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         // The graph's results keep their declared types.
         for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-          if (isFloat(v.getType()))
+          if (isFloatTensor(v.getType()))
             ret.setOperand(i, castTo(ret, v, elemOf(f.getResultTypes()[i])));
         continue;
       }
       if (isa<GetParamOp, ConstantOp, CastOp>(op) ||
-          llvm::none_of(op.getOperandTypes(), isFloat) ||
-          llvm::none_of(op.getResultTypes(), isFloat))
+          llvm::none_of(op.getOperandTypes(), isFloatTensor) ||
+          llvm::none_of(op.getResultTypes(), isFloatTensor))
         continue;
       Type target;
       if (movesData(&op)) {
-        Value first = *llvm::find_if(
-            op.getOperands(), [](Value v) { return isFloat(v.getType()); });
+        Value first = *llvm::find_if(op.getOperands(), [](Value v) {
+          return isFloatTensor(v.getType());
+        });
         target = elemOf(first.getType());
       } else {
         StringRef name = op.getName().getStringRef();
@@ -210,10 +194,10 @@ struct MixedPrecisionPass
         ++(target == low ? numLow : numF32);
       }
       for (OpOperand &use : op.getOpOperands())
-        if (isFloat(use.get().getType()))
+        if (isFloatTensor(use.get().getType()))
           use.set(castTo(&op, use.get(), target));
       for (Value r : op.getResults())
-        if (isFloat(r.getType()))
+        if (isFloatTensor(r.getType()))
           r.setType(cast<RankedTensorType>(r.getType()).clone(target));
     }
   }

@@ -25,11 +25,9 @@ using namespace pc;
 
 namespace {
 
-/// Collectives run on the device, over device memory.
+/// Collectives, and layout changes that become them, run on the device.
 bool isCollective(Operation *op) {
-  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-             LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp,
-             TransferOp, ToSbpOp, BoxingOp>(op);
+  return isCommOp(op) || isa<TransferOp, ToSbpOp, BoxingOp>(op);
 }
 
 struct OffloadPass : public pc::impl::OffloadBase<OffloadPass> {

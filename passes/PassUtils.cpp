@@ -66,3 +66,25 @@ void pc::copyPlacement(Operation *user, Operation *op) {
   if (attrs::isBackward(user))
     attrs::setBackward(op);
 }
+
+bool pc::isFloatTensor(Type t) {
+  auto r = dyn_cast<RankedTensorType>(t);
+  return r && isa<FloatType>(r.getElementType());
+}
+
+std::optional<unsigned> pc::lossResult(func::FuncOp f) {
+  for (unsigned i = 0; i < f.getNumResults(); ++i)
+    if (attrs::isLoss(f, i))
+      return i;
+  if (f.getNumResults() != 1)
+    return std::nullopt;
+  auto t = dyn_cast<RankedTensorType>(f.getResultTypes()[0]);
+  if (t && t.getRank() == 0 && isFloatTensor(t))
+    return 0u;
+  return std::nullopt;
+}
+
+bool pc::isCommOp(Operation *op) {
+  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+             LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);
+}

@@ -18,6 +18,17 @@ SbpAttr makeSbp(mlir::MLIRContext *context, mlir::FlatSymbolRefAttr mesh,
                 llvm::ArrayRef<SbpEntry> entries);
 
 /// "ranks [0, 1]": the ranks of per-device program `f`, for messages.
+/// A ranked tensor type of floats.
+bool isFloatTensor(mlir::Type t);
+
+/// `f`'s loss by pc-autodiff's rule: the first result marked {pc.loss}, or
+/// else its only result when that is a 0-d float tensor.
+std::optional<unsigned> lossResult(mlir::func::FuncOp f);
+
+/// Whether the runtime runs `op` on the communication stream, whose ops
+/// keep their program order (the ops registerCpuCommKernels binds there).
+bool isCommOp(mlir::Operation *op);
+
 /// Ops made for `user` run in its pipeline stage and action (and are
 /// backward work when it is).
 void copyPlacement(mlir::Operation *user, mlir::Operation *op);
