@@ -263,6 +263,11 @@ struct SessionOptions {
   /// OpenMP setting, never a process-wide one); 0 shares the cores among
   /// the devices of the node.
   int threadsPerDevice = 0;
+  /// Run the GPU backend's kernels, built for the host through Thrust's
+  /// CPP system, on the CPU devices instead of the CPU backend's kernels:
+  /// slower, and used to test the GPU kernels' logic where there is no GPU
+  /// (docs/cluster.md).
+  bool portableKernels = false;
   /// Where the ranks run: by default in this process, or, when started by
   /// mpirun or srun, in every process of the launch, each hosting
   /// `world.devicesPerProcess` ranks (docs/cluster.md). Every process

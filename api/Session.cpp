@@ -64,6 +64,7 @@ Session::create(const Program &program, const SessionOptions &options) {
   if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
     onNode = std::max(1, std::atoi(n));
   s->cpu->setDeviceCapacity(options.deviceMemory);
+  s->cpu->setPortableKernels(options.portableKernels);
   s->cpu->setThreadsPerDevice(
       static_cast<int>(options.threadsPerDevice > 0
                            ? options.threadsPerDevice

@@ -3,7 +3,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(PC_INSTALLED_LIBS PCApi PCData PCCpuExecutor PCActors PCCpuKernels PCCollectives
+set(PC_INSTALLED_LIBS PCApi PCData PCCpuExecutor PCActors PCCpuKernels
+  PCPortableKernels PCCollectives
   PCWorld PCDevice PCSharding PCPipeline PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
 install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -325,9 +325,9 @@ bool CpuEvent::query() const {
 // CpuDevice
 //===----------------------------------------------------------------------===//
 
-CpuDevice::CpuDevice(int index, int64_t capacity, int threads)
-    : deviceName(absl::StrCat("cpu:", index)), alloc(deviceName, capacity),
-      threads(threads) {}
+CpuDevice::CpuDevice(int index, int64_t capacity, int threads, std::string kind)
+    : deviceName(absl::StrCat("cpu:", index)), deviceKind(std::move(kind)),
+      alloc(deviceName, capacity), threads(threads) {}
 
 absl::StatusOr<std::unique_ptr<Stream>>
 CpuDevice::createStream(const std::string &name) {

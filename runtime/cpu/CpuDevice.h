@@ -129,11 +129,14 @@ private:
 class CpuDevice final : public Device {
 public:
   /// Device `index` of the process, with `capacity` bytes (0: unlimited);
-  /// its kernels use `threads` threads.
-  explicit CpuDevice(int index, int64_t capacity = 0, int threads = 1);
+  /// its kernels use `threads` threads. `kind` chooses its kernels: "cpu",
+  /// or kPortableCpuKind (runtime/exec/Backend.h) for the GPU backend's
+  /// kernels built for the host.
+  explicit CpuDevice(int index, int64_t capacity = 0, int threads = 1,
+                     std::string kind = "cpu");
 
   const std::string &name() const override { return deviceName; }
-  std::string_view kind() const override { return "cpu"; }
+  std::string_view kind() const override { return deviceKind; }
   Allocator &allocator() override { return alloc; }
   absl::StatusOr<std::unique_ptr<Stream>>
   createStream(const std::string &name) override;
@@ -142,7 +145,7 @@ public:
                  Stream &stream) override;
 
 private:
-  std::string deviceName;
+  std::string deviceName, deviceKind;
   CpuAllocator alloc;
   int threads;
 };

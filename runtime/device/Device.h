@@ -100,6 +100,9 @@ public:
   /// Blocks until every queued task ran; returns the first error.
   virtual absl::Status synchronize() = 0;
   virtual const std::string &name() const = 0;
+  /// The backend's own handle of the queue its kernels launch on (a
+  /// cudaStream_t); null where kernels run on the stream's worker itself.
+  virtual void *nativeHandle() const { return nullptr; }
 };
 
 class Event {

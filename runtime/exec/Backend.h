@@ -30,7 +30,14 @@ struct DeviceOptions {
   /// Bytes of memory the device may hold (0: no limit); an allocation past
   /// it fails with ResourceExhausted naming the device.
   int64_t capacity = 0;
+  /// CPU devices: run the GPU backend's kernels, built for the host
+  /// (runtime/kernels/portable), instead of the CPU backend's: the GPU
+  /// kernels' logic, tested without a GPU.
+  bool portableKernels = false;
 };
+
+/// The kind of the CPU devices that run the portable kernels.
+inline constexpr const char *kPortableCpuKind = "cpu-portable";
 
 struct Backend {
   /// The device kind, as meshes name it.

@@ -27,10 +27,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-/// These kernels run the collectives on host-addressable memory: the CPU
-/// device's.
-constexpr llvm::StringLiteral kCpu = "cpu";
-
 /// A zeroed output tensor on the kernel's device.
 absl::StatusOr<std::shared_ptr<Tensor>>
 zeros(const KernelContext &c, const Shape &shape, CommType type) {
@@ -209,12 +205,12 @@ TransferSide planSide(BindContext &c, TypeAttr from, TypeAttr to, bool send) {
 
 } // namespace
 
-void registerCpuCommKernels(KernelRegistry &r) {
+void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
   for (llvm::StringRef name :
        {"pc.all_reduce", "pc.all_gather", "pc.reduce_scatter", "pc.all_to_all",
         "pc.local_slice", "pc.local_partial"})
-    r.add(kCpu, name, kAllTypes, StreamKind::Comm, bindStep);
-  r.add(kCpu, "pc.broadcast", kAllTypes, StreamKind::Comm,
+    r.add(kind, name, kAllTypes, StreamKind::Comm, bindStep);
+  r.add(kind, "pc.broadcast", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto b = cast<BroadcastOp>(op);
           MeshView v = viewOf(c, b.getMeshAttr());
@@ -244,7 +240,7 @@ void registerCpuCommKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add(kCpu, "pc.send", kAllTypes, StreamKind::Comm,
+  r.add(kind, "pc.send", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto send = cast<SendOp>(op);
           TransferSide side =
@@ -269,7 +265,7 @@ void registerCpuCommKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add(kCpu, "pc.recv", kAllTypes, StreamKind::Comm,
+  r.add(kind, "pc.recv", kAllTypes, StreamKind::Comm,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto recv = cast<RecvOp>(op);
           TransferSide side =
@@ -302,7 +298,7 @@ void registerCpuCommKernels(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add(kCpu, "pc.piece_offset", {CommType::I64}, StreamKind::Compute,
+  r.add(kind, "pc.piece_offset", {CommType::I64}, StreamKind::Compute,
         [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto p = cast<PieceOffsetOp>(op);
           int64_t idx = groupIndex(c.meshes.lookup(p.getMeshAttr()).getShape(),

@@ -11,6 +11,7 @@
 
 #include "dialect/PcOps.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/exec/OpConstants.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/kernels/OneDnn.h"
 #include "runtime/kernels/Quant8.h"
@@ -208,57 +209,10 @@ void broadcastBytes(const Tensor &in, Tensor &out) {
         in.data() + broadcastOffset(in, st, delinearize(out.shape, i)) * e, e);
 }
 
-int64_t axisIn(int64_t axis, int64_t rank) { return (axis + rank) % rank; }
+} // namespace
 
-/// `out` = the constant `dense`: a splat's one element converted once and
-/// its bytes repeated; other values copied from the attribute's raw bytes,
-/// which hold them in `out`'s layout (byte-sized or wider elements, row
-/// major, little endian), element by element only where they do not.
-void fillConstant(DenseElementsAttr dense, Tensor &out) {
-  TensorView value(out);
-  int64_t n = value.numel(), e = sizeOf(out.type);
-  if (n == 0)
-    return;
-  bool isFloat = isa<FloatType>(dense.getElementType());
-  auto element = [&](int64_t j) {
-    return isFloat ? dense.getValues<APFloat>()[j].convertToDouble()
-                   : static_cast<double>(
-                         dense.getValues<APInt>()[j].getSExtValue());
-  };
-  if (dense.isSplat()) {
-    value.set(0, element(0));
-    // Doubling copies: log2(n) memcpys.
-    for (int64_t done = 1; done < n; done *= 2)
-      std::memcpy(out.data() + done * e, out.data(),
-                  std::min(done, n - done) * e);
-    return;
-  }
-  ArrayRef<char> raw = dense.getRawData();
-  if (dense.getElementType().getIntOrFloatBitWidth() == 8 * e &&
-      static_cast<int64_t>(raw.size()) == n * e) {
-    std::memcpy(out.data(), raw.data(), raw.size());
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i)
-    value.set(i, element(i));
-}
-
-/// Adam's constants of pc.adam_update or pc.adam8_update, as the f32
-/// values their elementwise form multiplies by.
-template <typename AdamOp> cpu::AdamConstants adamConstants(AdamOp a) {
-  double b1 = a.getBeta1().convertToDouble(),
-         b2 = a.getBeta2().convertToDouble();
-  return {static_cast<float>(b1),
-          static_cast<float>(1 - b1),
-          static_cast<float>(b2),
-          static_cast<float>(1 - b2),
-          static_cast<float>(a.getEpsilon().convertToDouble()),
-          static_cast<float>(a.getWeightDecay().convertToDouble())};
-}
-
-/// Ops that only move bytes: any element type, no widening.
-void registerDataMovement(KernelRegistry &r) {
-  r.add(kCpu, "pc.reshape", kAllTypes, StreamKind::Compute,
+void registerViewKernels(KernelRegistry &r, llvm::StringRef kind) {
+  r.add(kind, "pc.reshape", kAllTypes, StreamKind::Compute,
         [](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           Shape shape = shapeOf(op->getResult(0).getType());
           // A view of the input's memory: no bytes move.
@@ -268,7 +222,7 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
-  r.add(kCpu, "pc.after", kAllTypes, StreamKind::Compute,
+  r.add(kind, "pc.after", kAllTypes, StreamKind::Compute,
         [](Operation *, BindContext &) -> absl::StatusOr<Kernel> {
           // The input itself, once the dependency (only waited for) is
           // there.
@@ -277,6 +231,13 @@ void registerDataMovement(KernelRegistry &r) {
             return absl::OkStatus();
           });
         });
+}
+
+namespace {
+
+/// Ops that only move bytes: any element type, no widening.
+void registerDataMovement(KernelRegistry &r) {
+  registerViewKernels(r, kCpu);
   // A copy into the memory of the actor's side (host for an op marked
   // pc.host, else the device), on the copy stream. CPU memory is host
   // memory: a plain copy.
@@ -374,7 +335,7 @@ void registerDataMovement(KernelRegistry &r) {
               c.tensors.allocate(shapeOf(op->getResult(0).getType()), *type);
           if (!made.ok())
             return made.status();
-          fillConstant(dense, **made);
+          fillConstant(dense, TensorView(**made));
           return Kernel([value = std::shared_ptr<const Tensor>(
                              *std::move(made))](KernelIO &io) {
             io.outputs[0] = value;

@@ -196,6 +196,9 @@ public:
   void setDeviceCapacity(int64_t bytes) {
     deviceOptions.capacity = std::max<int64_t>(0, bytes);
   }
+  /// Whether CPU devices made after the call run the portable kernels
+  /// (DeviceOptions::portableKernels).
+  void setPortableKernels(bool on) { deviceOptions.portableKernels = on; }
 
   /// The rows of input #`index` of `graph` (ranges of dim 0, [begin, end),
   /// sorted and merged) that this process's ranks read: what a loader needs

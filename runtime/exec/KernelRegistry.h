@@ -129,7 +129,14 @@ inline constexpr std::initializer_list<CommType> kAllTypes = {
 /// The CPU backend's kernels (device kind "cpu"): every logical op and the
 /// per-device ops that partitioning emits.
 void registerCpuComputeKernels(KernelRegistry &registry);
-void registerCpuCommKernels(KernelRegistry &registry);
+/// They run the collectives on host-addressable memory: registered for the
+/// CPU devices' kinds ("cpu", and the portable kernels' kind).
+void registerCpuCommKernels(KernelRegistry &registry,
+                            llvm::StringRef kind = "cpu");
+
+/// The kernels of ops that only make views (pc.reshape, pc.after), which
+/// touch no memory, for devices of kind `kind`.
+void registerViewKernels(KernelRegistry &registry, llvm::StringRef kind);
 
 } // namespace pc::runtime
 

@@ -14,6 +14,7 @@
 #define PC_RUNTIME_KERNELS_CPUKERNELS_H
 
 #include "runtime/device/Tensor.h"
+#include "runtime/kernels/portable/Math.h"
 
 #include "absl/status/status.h"
 
@@ -102,10 +103,9 @@ absl::Status oneHot(const TensorView &labels, const TensorView &out);
 /// nothing.
 absl::Status embeddingGrad(const TensorView &ids, const TensorView &grad,
                            const TensorView &out);
-/// Adam's constants, as the f32 values its elementwise form multiplies by.
-struct AdamConstants {
-  float beta1, oneMinusBeta1, beta2, oneMinusBeta2, epsilon, weightDecay;
-};
+/// Adam's constants, as the f32 values its elementwise form multiplies by
+/// (shared with the portable kernels).
+using AdamConstants = portable::AdamConstants;
 /// One Adam/AdamW step of `w` and its moments `m`, `v` (pc.adam_update),
 /// in one pass, into `w2`, `m2`, `v2`; `lr`, `c1`, `c2` are the rate and
 /// the bias corrections.

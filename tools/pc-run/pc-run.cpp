@@ -119,6 +119,12 @@ int main(int argc, char **argv) {
       "threads-per-device",
       cl::desc("Threads of each device's kernels (default: cores / devices)"),
       cl::init(0), cl::cat(runCat));
+  cl::opt<std::string> kernels(
+      "kernels",
+      cl::desc("The CPU devices' kernels: 'native' (the CPU backend's, "
+               "default) or 'portable' (the GPU backend's, built for the host "
+               "through Thrust; slower, for testing them without a GPU)"),
+      cl::init("native"), cl::cat(runCat));
   cl::OptionCategory memoryCat("Memory");
   cl::opt<std::string> deviceMemory(
       "device-memory",
@@ -347,6 +353,9 @@ int main(int argc, char **argv) {
   }
   if (model.empty())
     return fail("no model given (pc-run MODEL.mlir [options]; see --help)");
+  if (kernels != "native" && kernels != "portable")
+    return fail("--kernels must be 'native' or 'portable', not '" + kernels +
+                "'");
   if (!plotPath.empty() && !train)
     return fail("--plot needs --train (or --plot-report)");
 
@@ -500,6 +509,7 @@ int main(int argc, char **argv) {
   sessionOptions.devices = numDevices;
   sessionOptions.seed = seed;
   sessionOptions.threadsPerDevice = threadsPerDevice;
+  sessionOptions.portableKernels = kernels == "portable";
   sessionOptions.deviceMemory = *memoryBytes;
   sessionOptions.world.devicesPerProcess = numDevices;
   sessionOptions.world.timeoutSeconds = timeout;
