@@ -268,6 +268,9 @@ struct SessionOptions {
   /// slower, and used to test the GPU kernels' logic where there is no GPU
   /// (docs/cluster.md).
   bool portableKernels = false;
+  /// The device kind every rank runs on ("cpu", "cuda"), whatever the
+  /// meshes declare; empty: each mesh's own (`pc.mesh ... on cuda`).
+  std::string deviceKind;
   /// Where the ranks run: by default in this process, or, when started by
   /// mpirun or srun, in every process of the launch, each hosting
   /// `world.devicesPerProcess` ranks (docs/cluster.md). Every process

@@ -65,6 +65,7 @@ Session::create(const Program &program, const SessionOptions &options) {
     onNode = std::max(1, std::atoi(n));
   s->cpu->setDeviceCapacity(options.deviceMemory);
   s->cpu->setPortableKernels(options.portableKernels);
+  s->cpu->setDeviceKind(options.deviceKind);
   s->cpu->setThreadsPerDevice(
       static_cast<int>(options.threadsPerDevice > 0
                            ? options.threadsPerDevice

@@ -6,6 +6,9 @@ include(CMakePackageConfigHelpers)
 set(PC_INSTALLED_LIBS PCApi PCData PCCpuExecutor PCActors PCCpuKernels
   PCPortableKernels PCCollectives
   PCWorld PCDevice PCSharding PCPipeline PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
+if(PC_HAVE_CUDA)
+  list(APPEND PC_INSTALLED_LIBS PCCuda)
+endif()
 install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS pc-opt pc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -5,7 +5,56 @@
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/exec/PortableKernels.h"
 
+#if PC_HAVE_CUDA
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/CudaKernels.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cuda_runtime_api.h>
+#endif
+
 namespace pc::runtime {
+
+#if PC_HAVE_CUDA
+/// GPUs: one CudaDevice per rank, the portable kernels built by nvcc. Rank
+/// r runs on the process's GPU r modulo the GPUs it sees, so that one
+/// process per GPU (CUDA_VISIBLE_DEVICES set per process, or one GPU each)
+/// and one process with N GPUs both work. Making the backend touches no
+/// GPU: a machine without one fails only when a rank asks for a device.
+static Backend cudaBackend() {
+  Backend gpu;
+  gpu.kind = "cuda";
+  gpu.makeDevice = [](int64_t rank, const DeviceOptions &options)
+      -> absl::StatusOr<std::unique_ptr<Device>> {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", rank,
+          " runs on a CUDA device, and this process sees none (no GPU, no "
+          "driver, or CUDA_VISIBLE_DEVICES is empty)"));
+    }
+    int ordinal = static_cast<int>(rank % count);
+    absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> d =
+        cuda::CudaDevice::create(ordinal, absl::StrCat("cuda:", ordinal),
+                                 options.capacity);
+    if (!d.ok())
+      return d.status();
+    return std::unique_ptr<Device>(*std::move(d));
+  };
+  // Collectives on device memory are NCCL's (not yet bound: a program with
+  // communication ops fails to bind on "cuda", naming the op).
+  gpu.makeCommunicator = [](World &world, int64_t rank) {
+    return world.endpoint(rank);
+  };
+  std::shared_ptr<portable::DeviceKernels> kernels = cuda::makeCudaKernels();
+  gpu.registerKernels = [kernels](KernelRegistry &r) {
+    registerPortableComputeKernels(r, "cuda", kernels);
+  };
+  return gpu;
+}
+#endif
 
 std::vector<Backend> availableBackends() {
   Backend cpu;
@@ -39,7 +88,12 @@ std::vector<Backend> availableBackends() {
       registerCpuCommKernels(r, kPortableCpuKind);
     }
   };
-  return {std::move(cpu)};
+  std::vector<Backend> all;
+  all.push_back(std::move(cpu));
+#if PC_HAVE_CUDA
+  all.push_back(cudaBackend());
+#endif
+  return all;
 }
 
 } // namespace pc::runtime

@@ -216,7 +216,10 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
             mesh.getSymName().str()));
       kind = mesh.getDevice();
     }
-  std::string name = stringifyDeviceKind(kind.value_or(DeviceKind::cpu)).str();
+  std::string name =
+      !deviceKind.empty()
+          ? deviceKind
+          : stringifyDeviceKind(kind.value_or(DeviceKind::cpu)).str();
   const Backend *backend = nullptr;
   for (const Backend &b : backends)
     if (b.kind == name)

@@ -199,6 +199,10 @@ public:
   /// Whether CPU devices made after the call run the portable kernels
   /// (DeviceOptions::portableKernels).
   void setPortableKernels(bool on) { deviceOptions.portableKernels = on; }
+  /// Runs every rank on the backend of device kind `kind` ("cuda"),
+  /// whatever its meshes declare (pc-run --devices cuda:N); empty: the
+  /// meshes decide.
+  void setDeviceKind(std::string kind) { deviceKind = std::move(kind); }
 
   /// The rows of input #`index` of `graph` (ranges of dim 0, [begin, end),
   /// sorted and merged) that this process's ranks read: what a loader needs
@@ -260,6 +264,7 @@ private:
   std::vector<Backend> backends;
   KernelRegistry kernels;
   DeviceOptions deviceOptions;
+  std::string deviceKind;
   std::unique_ptr<World> ownWorld;
   World &world;
   std::mutex mu;

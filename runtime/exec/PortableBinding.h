@@ -158,6 +158,37 @@ template <typename Op, typename Make> KernelFactory simple(Make make) {
       [make](mlir::Operation *op) { return make(llvm::cast<Op>(op)); });
 }
 
+/// Registers `factory` with its kernels guarded: a kernel that throws (a
+/// CUDA launch, a cuBLASLt call, a Thrust algorithm) fails its firing with
+/// a status naming the op, the device and the cause.
+inline void addGuarded(KernelRegistry &r, llvm::StringRef kind,
+                       llvm::StringRef op,
+                       std::initializer_list<CommType> types,
+                       StreamKind stream, KernelFactory factory) {
+  r.add(kind, op, types, stream,
+        [factory, name = op.str()](
+            mlir::Operation *o, BindContext &c) -> absl::StatusOr<Kernel> {
+          absl::StatusOr<Kernel> made;
+          try {
+            made = factory(o, c);
+          } catch (const std::exception &e) {
+            return absl::InternalError(absl::StrCat(
+                name, " on ", c.tensors.device().name(), ": ", e.what()));
+          }
+          if (!made.ok())
+            return made;
+          return Kernel([inner = *std::move(made),
+                         name](KernelIO &io) -> absl::Status {
+            try {
+              return inner(io);
+            } catch (const std::exception &e) {
+              return absl::InternalError(absl::StrCat(
+                  name, " on ", io.context.device().name(), ": ", e.what()));
+            }
+          });
+        });
+}
+
 } // namespace pc::runtime::portable_binding
 
 #endif // PC_RUNTIME_EXEC_PORTABLEBINDING_H

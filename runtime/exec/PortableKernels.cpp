@@ -53,8 +53,8 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
         return absl::OkStatus();
       };
     });
-    r.add(kind, b.name, kFloats, StreamKind::Compute, f);
-    r.add(kind, b.name, kInts, StreamKind::Compute, f);
+    addGuarded(r, kind, b.name, kFloats, StreamKind::Compute, f);
+    addGuarded(r, kind, b.name, kInts, StreamKind::Compute, f);
   }
   struct Unary {
     const char *name;
@@ -76,11 +76,11 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
         return absl::OkStatus();
       };
     });
-    r.add(kind, u.name, kFloats, StreamKind::Compute, f);
+    addGuarded(r, kind, u.name, kFloats, StreamKind::Compute, f);
     if (u.integers)
-      r.add(kind, u.name, kInts, StreamKind::Compute, f);
+      addGuarded(r, kind, u.name, kInts, StreamKind::Compute, f);
   }
-  r.add(kind, "pc.gelu", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.gelu", kFloats, StreamKind::Compute,
         simple<GeluOp>([k](GeluOp g) {
           auto op = g.getApproximate() ? portable::UnaryOp::GeluTanh
                                        : portable::UnaryOp::Gelu;
@@ -90,7 +90,7 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.gelu_grad", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.gelu_grad", kFloats, StreamKind::Compute,
         simple<GeluGradOp>([k](GeluGradOp g) {
           bool approximate = g.getApproximate();
           return [=](KernelIO &io, Tensor &t) {
@@ -99,7 +99,7 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.compare", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.compare", kFloats, StreamKind::Compute,
         simple<CompareOp>([k](CompareOp c) {
           Shape out = shapeOf(c.getType());
           Index ia = broadcastIndex(shapeOf(c.getLhs().getType()), out);
@@ -111,7 +111,7 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.causal_mask", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.causal_mask", kFloats, StreamKind::Compute,
         simple<CausalMaskOp>([k](CausalMaskOp m) {
           bool zero = m.getZero();
           return [=](KernelIO &io, Tensor &t) {
@@ -128,7 +128,7 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
 
 void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
   for (bool log : {false, true})
-    r.add(kind, log ? "pc.log_softmax" : "pc.softmax", kFloats,
+    addGuarded(r, kind, log ? "pc.log_softmax" : "pc.softmax", kFloats,
           StreamKind::Compute,
           [k, log](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
             Shape shape = shapeOf(op->getResult(0).getType());
@@ -147,7 +147,7 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                              return absl::OkStatus();
                            });
           });
-  r.add(kind, "pc.softmax_grad", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.softmax_grad", kFloats, StreamKind::Compute,
         simple<SoftmaxGradOp>([k](SoftmaxGradOp s) {
           Shape shape = shapeOf(s.getType());
           int64_t axis = axisIn(s.getAxis(), shape.size());
@@ -170,7 +170,7 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                                        width};
   };
   for (bool rms : {false, true})
-    r.add(kind, rms ? "pc.rms_norm" : "pc.layer_norm", kFloats,
+    addGuarded(r, kind, rms ? "pc.rms_norm" : "pc.layer_norm", kFloats,
           StreamKind::Compute,
           [k, rms, rowsOf](Operation *op,
                            BindContext &) -> absl::StatusOr<Kernel> {
@@ -188,7 +188,7 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                   return absl::OkStatus();
                 });
           });
-  r.add(kind, "pc.layer_norm_grad", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.layer_norm_grad", kFloats, StreamKind::Compute,
         simple<LayerNormGradOp>([k, rowsOf](LayerNormGradOp n) {
           auto [rows, width] = rowsOf(shapeOf(n.getType()), n.getAxis());
           float eps = n.getEpsilon().convertToDouble();
@@ -199,7 +199,7 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.layer_norm_scale_grad", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.layer_norm_scale_grad", kFloats, StreamKind::Compute,
         simple<LayerNormScaleGradOp>([k, rowsOf](LayerNormScaleGradOp n) {
           auto [rows, width] =
               rowsOf(shapeOf(n.getInput().getType()), n.getAxis());
@@ -255,16 +255,16 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
         return absl::OkStatus();
       });
     };
-    r.add(kind, red.name, kFloats, StreamKind::Compute, f);
+    addGuarded(r, kind, red.name, kFloats, StreamKind::Compute, f);
     if (red.integers)
-      r.add(kind, red.name, kInts, StreamKind::Compute, f);
+      addGuarded(r, kind, red.name, kInts, StreamKind::Compute, f);
   }
 }
 
 //===-- Ids and labels --------------------------------------------------===//
 
 void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
-  r.add(kind, "pc.embedding", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.embedding", kFloats, StreamKind::Compute,
         simple<EmbeddingOp>([k](EmbeddingOp e) {
           bool zero = e.getZeroOutOfRange();
           return [=](KernelIO &io, Tensor &t) {
@@ -282,7 +282,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             });
           };
         }));
-  r.add(kind, "pc.embedding_grad", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.embedding_grad", kFloats, StreamKind::Compute,
         simple<EmbeddingGradOp>([k](EmbeddingGradOp) {
           return [=](KernelIO &io, Tensor &t) {
             const Tensor &ids = *io.inputs[0];
@@ -295,7 +295,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             });
           };
         }));
-  r.add(kind, "pc.one_hot", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.one_hot", kFloats, StreamKind::Compute,
         simple<OneHotOp>([k](OneHotOp) {
           return [=](KernelIO &io, Tensor &t) {
             const Tensor &labels = *io.inputs[0];
@@ -304,7 +304,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.pick_labels", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.pick_labels", kFloats, StreamKind::Compute,
         simple<PickLabelsOp>([k](PickLabelsOp) {
           return [=](KernelIO &io, Tensor &t) {
             const Tensor &values = *io.inputs[0], &labels = *io.inputs[1];
@@ -314,7 +314,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.cross_entropy", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.cross_entropy", kFloats, StreamKind::Compute,
         simple<CrossEntropyOp>([k](CrossEntropyOp) {
           return [=](KernelIO &io, Tensor &t) {
             const Tensor &logits = *io.inputs[0], &labels = *io.inputs[1];

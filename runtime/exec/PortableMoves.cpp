@@ -37,7 +37,7 @@ upload(BindContext &c, DeviceKernels &k, const HostTensor &host) {
 }
 
 void addGathers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
-  r.add(kind, "pc.transpose", kAllTypes, StreamKind::Compute,
+  addGuarded(r, kind, "pc.transpose", kAllTypes, StreamKind::Compute,
         simple<TransposeOp>([k](TransposeOp t) {
           Shape in = shapeOf(t.getInput().getType()),
                 out = shapeOf(t.getType());
@@ -51,7 +51,7 @@ void addGathers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.broadcast_to", kAllTypes, StreamKind::Compute,
+  addGuarded(r, kind, "pc.broadcast_to", kAllTypes, StreamKind::Compute,
         simple<BroadcastToOp>([k](BroadcastToOp b) {
           Shape out = shapeOf(b.getType());
           Index src = broadcastIndex(shapeOf(b.getInput().getType()), out),
@@ -62,7 +62,7 @@ void addGathers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.slice", kAllTypes, StreamKind::Compute,
+  addGuarded(r, kind, "pc.slice", kAllTypes, StreamKind::Compute,
         simple<SliceOp>([k](SliceOp s) {
           Shape in = shapeOf(s.getInput().getType()),
                 out = shapeOf(s.getType());
@@ -77,7 +77,7 @@ void addGathers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.concat", kAllTypes, StreamKind::Compute,
+  addGuarded(r, kind, "pc.concat", kAllTypes, StreamKind::Compute,
         simple<ConcatOp>([k](ConcatOp c) {
           Shape out = shapeOf(c.getType());
           Shape so = stridesOf(out);
@@ -102,7 +102,7 @@ void addGathers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           };
         }));
-  r.add(kind, "pc.cast", kAllTypes, StreamKind::Compute,
+  addGuarded(r, kind, "pc.cast", kAllTypes, StreamKind::Compute,
         simple<CastOp>([k](CastOp) {
           return [=](KernelIO &io, Tensor &o) {
             k->convert(launchOf(io), elemOf(io.inputs[0]->type),
@@ -117,7 +117,7 @@ void addMoves(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
   // A copy into the memory of the actor's side (the host pool for an op
   // marked pc.host, else the device), on the copy stream.
   for (std::initializer_list<CommType> types : {kAllTypes, {CommType::U8}})
-    r.add(kind, "pc.copy", types, StreamKind::Copy,
+    addGuarded(r, kind, "pc.copy", types, StreamKind::Copy,
           plainFactory([k](Operation *) {
             return [=](KernelIO &io, Tensor &o) {
               k->copy(launchOf(io), o.data(), io.inputs[0]->data(),
@@ -128,7 +128,7 @@ void addMoves(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
   // One of two inputs passed on whole. The condition is read back to the
   // host: which tensor is the result is the host's choice.
   for (std::initializer_list<CommType> types : {kAllTypes, {CommType::U8}})
-    r.add(kind, "pc.select", types, StreamKind::Compute,
+    addGuarded(r, kind, "pc.select", types, StreamKind::Compute,
           [k](Operation *, BindContext &) -> absl::StatusOr<Kernel> {
             return Kernel([k](KernelIO &io) {
               const Tensor &cond = *io.inputs[0];
@@ -141,7 +141,7 @@ void addMoves(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
               return absl::OkStatus();
             });
           });
-  r.add(kind, "pc.constant", kAllTypes, StreamKind::Compute,
+  addGuarded(r, kind, "pc.constant", kAllTypes, StreamKind::Compute,
         [k](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto dense =
               dyn_cast<DenseElementsAttr>(cast<ConstantOp>(op).getValue());
@@ -187,7 +187,7 @@ portable::MatmulShape matmulShape(MatmulOp m) {
 }
 
 void addMatmul(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
-  r.add(kind, "pc.matmul", kFloats, StreamKind::Compute,
+  addGuarded(r, kind, "pc.matmul", kFloats, StreamKind::Compute,
         simple<MatmulOp>([k](MatmulOp m) {
           portable::MatmulShape shape = matmulShape(m);
           Shape out = shapeOf(m.getType());
@@ -231,7 +231,7 @@ void addMatmul(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
 }
 
 void addOptimizers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
-  r.add(kind, "pc.adam_update", {CommType::F32}, StreamKind::Compute,
+  addGuarded(r, kind, "pc.adam_update", {CommType::F32}, StreamKind::Compute,
         [k](Operation *op, BindContext &) -> absl::StatusOr<Kernel> {
           auto a = cast<AdamUpdateOp>(op);
           portable::AdamConstants constants = adamConstants(a);
@@ -254,7 +254,7 @@ void addOptimizers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
             return absl::OkStatus();
           });
         });
-  r.add(kind, "pc.adam8_update", {CommType::F32}, StreamKind::Compute,
+  addGuarded(r, kind, "pc.adam8_update", {CommType::F32}, StreamKind::Compute,
         [k](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto a = cast<Adam8UpdateOp>(op);
           portable::AdamConstants constants = adamConstants(a);

@@ -86,7 +86,8 @@ int main(int argc, char **argv) {
                              cl::cat(runCat));
   cl::opt<std::string> devices(
       "devices",
-      cl::desc("cpu:N: N CPU virtual devices (per process under mpirun)"),
+      cl::desc("cpu:N: N CPU virtual devices; cuda:N: N GPUs (per process "
+               "under mpirun)"),
       cl::init("cpu:1"), cl::cat(runCat));
   cl::opt<std::string> inputsDir(
       "inputs", cl::desc("Directory of <name>.npy or argN.npy inputs"),
@@ -361,11 +362,13 @@ int main(int argc, char **argv) {
 
   int64_t numDevices = 0;
   llvm::StringRef spec(devices);
-  if (!spec.consume_front("cpu:") || spec.getAsInteger(10, numDevices) ||
-      numDevices < 1)
-    return fail("--devices must be cpu:N with N >= 1 (the CUDA backend does "
-                "not run programs yet), not '" +
+  std::string deviceKind = spec.starts_with("cuda:") ? "cuda" : "cpu";
+  if ((!spec.consume_front("cpu:") && !spec.consume_front("cuda:")) ||
+      spec.getAsInteger(10, numDevices) || numDevices < 1)
+    return fail("--devices must be cpu:N or cuda:N with N >= 1, not '" +
                 devices + "'");
+  if (deviceKind == "cuda" && kernels == "portable")
+    return fail("--kernels portable is for CPU devices (--devices cpu:N)");
   if (steps < (train ? 0 : 1))
     return fail(train ? "--steps must be at least 0"
                       : "--steps must be at least 1");
@@ -510,6 +513,9 @@ int main(int argc, char **argv) {
   sessionOptions.seed = seed;
   sessionOptions.threadsPerDevice = threadsPerDevice;
   sessionOptions.portableKernels = kernels == "portable";
+  // cuda:N puts every rank on a GPU; cpu:N leaves the meshes' own kinds.
+  if (deviceKind == "cuda")
+    sessionOptions.deviceKind = deviceKind;
   sessionOptions.deviceMemory = *memoryBytes;
   sessionOptions.world.devicesPerProcess = numDevices;
   sessionOptions.world.timeoutSeconds = timeout;

@@ -39,14 +39,22 @@ struct BF16 {
 };
 
 PC_HD inline uint32_t bitsOf(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
   uint32_t w;
   std::memcpy(&w, &f, 4);
   return w;
+#endif
 }
 PC_HD inline float floatOf(uint32_t w) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(w);
+#else
   float f;
   std::memcpy(&f, &w, 4);
   return f;
+#endif
 }
 
 /// IEEE half to f32 (exact).

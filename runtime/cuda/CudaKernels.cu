@@ -1,0 +1,74 @@
+//===- CudaKernels.cu - The device kernels on CUDA streams ----------------===//
+//
+// The same source as the host build (HostKernels.cpp): each kernel is one
+// Thrust algorithm queued on the launch's stream without synchronizing
+// (par_nosync), its temporaries from the call's scratch. Compiled with
+// --fmad=false, so that no multiply-add is contracted that the host build
+// and the CPU backend do not contract either: where the math functions
+// agree, the bits do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/CublasMatmul.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/kernels/portable/ThrustKernels.inl"
+
+#include <thrust/system/cuda/execution_policy.h>
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace pc::runtime::portable {
+namespace {
+
+void check(cudaError_t error, const char *what) {
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " +
+                             cudaGetErrorString(error));
+}
+
+struct CudaPolicy {
+  static cudaStream_t stream(const Launch &l) {
+    return static_cast<cudaStream_t>(l.stream);
+  }
+  static auto on(const Launch &l) {
+    return thrust::cuda::par_nosync.on(stream(l));
+  }
+  template <typename Alloc> static auto on(const Launch &l, Alloc &alloc) {
+    return thrust::cuda::par_nosync(alloc).on(stream(l));
+  }
+  static void copy(void *dst, const void *src, size_t bytes, const Launch &l) {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream(l)),
+          "cudaMemcpyAsync");
+  }
+  static void toHost(void *dst, const void *src, size_t bytes,
+                     const Launch &l) {
+    copy(dst, src, bytes, l);
+    check(cudaStreamSynchronize(stream(l)), "cudaStreamSynchronize");
+  }
+};
+
+class CudaKernels final : public ThrustKernels<CudaPolicy> {
+public:
+  const char *name() const override { return "cuda"; }
+
+  void matmul(const Launch &l, Elem t, const void *a, const void *b,
+              Elem outType, void *out, const MatmulShape &s,
+              Scratch &scratch) override {
+    matmuls.run(l.stream, t, a, b, outType, out, s, scratch);
+  }
+
+private:
+  cuda::CublasMatmul matmuls;
+};
+
+} // namespace
+} // namespace pc::runtime::portable
+
+namespace pc::cuda {
+std::unique_ptr<runtime::portable::DeviceKernels> makeCudaKernels() {
+  return std::make_unique<runtime::portable::CudaKernels>();
+}
+} // namespace pc::cuda
