@@ -145,11 +145,10 @@ CublasMatmul::Plan &CublasMatmul::planFor(int device, const Key &key) {
   check(status, "heuristic");
   if (found == 0)
     throw std::runtime_error("cuBLASLt has no algorithm for a " +
-                             std::to_string(m) + "x" + std::to_string(n) +
-                             "x" + std::to_string(k) + " product");
+                             std::to_string(m) + "x" + std::to_string(n) + "x" +
+                             std::to_string(k) + " product");
   plan->algo = result.algo;
-  return *plans.emplace(std::pair{device, key}, std::move(plan))
-              .first->second;
+  return *plans.emplace(std::pair{device, key}, std::move(plan)).first->second;
 }
 
 void CublasMatmul::run(void *streamHandle, Elem type, const void *a,
@@ -190,14 +189,14 @@ void CublasMatmul::run(void *streamHandle, Elem type, const void *a,
   float alpha = s.alpha, beta = 0.0f;
   for (int64_t i = 0; i < calls; ++i) {
     const char *pa = static_cast<const char *>(a) +
-                     (strided ? s.batchA.offset(0) : s.batchA.offset(i)) *
-                         s.m * s.k * inBytes;
+                     (strided ? s.batchA.offset(0) : s.batchA.offset(i)) * s.m *
+                         s.k * inBytes;
     const char *pb = static_cast<const char *>(b) +
-                     (strided ? s.batchB.offset(0) : s.batchB.offset(i)) *
-                         s.k * s.n * inBytes;
+                     (strided ? s.batchB.offset(0) : s.batchB.offset(i)) * s.k *
+                         s.n * inBytes;
     char *pc = static_cast<char *>(out) + i * outBytes;
-    check(cublasLtMatmul(handle, plan.op, &alpha, pb, plan.a, pa, plan.b,
-                         &beta, pc, plan.c, pc, plan.c, &plan.algo, workspace,
+    check(cublasLtMatmul(handle, plan.op, &alpha, pb, plan.a, pa, plan.b, &beta,
+                         pc, plan.c, pc, plan.c, &plan.algo, workspace,
                          kWorkspace, stream),
           "matmul");
   }

@@ -1,4 +1,5 @@
-//===- CublasMatmul.h - Batched matrix products through cuBLASLt -*- C++ -*-===//
+//===- CublasMatmul.h - Batched matrix products through cuBLASLt -*- C++
+//-*-===//
 //
 // The portable kernels' matrix product on CUDA: row-major products of f32,
 // f16 or bf16 matrices with f32 accumulation, transposed and batched as the

@@ -11,8 +11,7 @@
 
 namespace pc::cuda {
 
-absl::Status cudaCheck(int error, const std::string &device,
-                       const char *call) {
+absl::Status cudaCheck(int error, const std::string &device, const char *call) {
   if (error == cudaSuccess)
     return absl::OkStatus();
   auto e = static_cast<cudaError_t>(error);
@@ -78,9 +77,9 @@ absl::StatusOr<Buffer> CudaAllocator::allocate(size_t bytes) {
                 static_cast<int64_t>(bytes);
   if (capacity > 0 && now > capacity) {
     inUse.fetch_sub(static_cast<int64_t>(bytes));
-    return absl::ResourceExhaustedError(absl::StrCat(
-        device.name(), ": allocating ", bytes, " bytes would use ", now,
-        " bytes, more than its capacity of ", capacity));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(device.name(), ": allocating ", bytes, " bytes would use ",
+                     now, " bytes, more than its capacity of ", capacity));
   }
   size_t size = rounded(bytes);
   void *data = nullptr;
@@ -236,10 +235,10 @@ void CudaStream::waitFor(const runtime::Event &event) {
   enqueue([this, point]() -> absl::Status {
     if (absl::Status s = point->waitIssued(); !s.ok())
       return s;
-    return cudaCheck(
-        cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
-                            static_cast<cudaEvent_t>(point->event), 0),
-        device.name(), "cudaStreamWaitEvent");
+    return cudaCheck(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
+                                         static_cast<cudaEvent_t>(point->event),
+                                         0),
+                     device.name(), "cudaStreamWaitEvent");
   });
 }
 
@@ -254,8 +253,7 @@ void CUDART_CB runCallback(void *data) {
 }
 } // namespace
 
-void CudaStream::enqueueCallback(
-    std::function<void(const absl::Status &)> fn) {
+void CudaStream::enqueueCallback(std::function<void(const absl::Status &)> fn) {
   control([this, fn = std::move(fn)](const absl::Status &failed) mutable {
     auto c = std::make_unique<Callback>(Callback{std::move(fn), failed});
     cudaError_t e = cudaLaunchHostFunc(static_cast<cudaStream_t>(stream),
@@ -276,9 +274,10 @@ absl::Status CudaStream::synchronize() {
     cv.wait(lock, [&] { return pending == 0; });
   }
   absl::Status s =
-      stream ? cudaCheck(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
-                         device.name(), "cudaStreamSynchronize")
-             : absl::OkStatus();
+      stream
+          ? cudaCheck(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
+                      device.name(), "cudaStreamSynchronize")
+          : absl::OkStatus();
   std::lock_guard<std::mutex> lock(mu);
   if (!s.ok() && error.ok())
     error = s;
@@ -312,9 +311,9 @@ void CudaEvent::record(Stream &stream) {
       s = cudaCheck(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), name,
                     "cudaEventCreate");
     if (s.ok())
-      s = cudaCheck(cudaEventRecord(e, static_cast<cudaStream_t>(
-                                           cs.nativeHandle())),
-                    name, "cudaEventRecord");
+      s = cudaCheck(
+          cudaEventRecord(e, static_cast<cudaStream_t>(cs.nativeHandle())),
+          name, "cudaEventRecord");
     {
       std::lock_guard<std::mutex> lock(p->mu);
       p->event = e;
@@ -454,11 +453,11 @@ void CudaDevice::copyAsync(void *dst, const void *src, size_t bytes,
       char *to = static_cast<char *>(dst) + done;
       if (fromPageable)
         std::memcpy(staging, from, n);
-      if (absl::Status st = cudaCheck(
-              cudaMemcpyAsync(toPageable ? staging : to,
-                              fromPageable ? staging : from, n,
-                              cudaMemcpyDefault, s),
-              deviceName, "cudaMemcpyAsync");
+      if (absl::Status st =
+              cudaCheck(cudaMemcpyAsync(toPageable ? staging : to,
+                                        fromPageable ? staging : from, n,
+                                        cudaMemcpyDefault, s),
+                        deviceName, "cudaMemcpyAsync");
           !st.ok())
         return st;
       if (absl::Status st = cudaCheck(cudaStreamSynchronize(s), deviceName,

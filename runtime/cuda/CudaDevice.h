@@ -42,8 +42,7 @@ using runtime::Stream;
 using runtime::Task;
 
 /// CUDA's error as a status naming the device and the call; OK on success.
-absl::Status cudaCheck(int error, const std::string &device,
-                       const char *call);
+absl::Status cudaCheck(int error, const std::string &device, const char *call);
 
 class CudaDevice;
 

@@ -163,11 +163,11 @@ template <typename Op, typename Make> KernelFactory simple(Make make) {
 /// a status naming the op, the device and the cause.
 inline void addGuarded(KernelRegistry &r, llvm::StringRef kind,
                        llvm::StringRef op,
-                       std::initializer_list<CommType> types,
-                       StreamKind stream, KernelFactory factory) {
+                       std::initializer_list<CommType> types, StreamKind stream,
+                       KernelFactory factory) {
   r.add(kind, op, types, stream,
-        [factory, name = op.str()](
-            mlir::Operation *o, BindContext &c) -> absl::StatusOr<Kernel> {
+        [factory, name = op.str()](mlir::Operation *o,
+                                   BindContext &c) -> absl::StatusOr<Kernel> {
           absl::StatusOr<Kernel> made;
           try {
             made = factory(o, c);

@@ -81,87 +81,92 @@ void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
       addGuarded(r, kind, u.name, kInts, StreamKind::Compute, f);
   }
   addGuarded(r, kind, "pc.gelu", kFloats, StreamKind::Compute,
-        simple<GeluOp>([k](GeluOp g) {
-          auto op = g.getApproximate() ? portable::UnaryOp::GeluTanh
-                                       : portable::UnaryOp::Gelu;
-          return [=](KernelIO &io, Tensor &t) {
-            k->unary(launchOf(io), op, elemOf(t.type), io.inputs[0]->data(),
-                     t.data(), t.numel());
-            return absl::OkStatus();
-          };
-        }));
+             simple<GeluOp>([k](GeluOp g) {
+               auto op = g.getApproximate() ? portable::UnaryOp::GeluTanh
+                                            : portable::UnaryOp::Gelu;
+               return [=](KernelIO &io, Tensor &t) {
+                 k->unary(launchOf(io), op, elemOf(t.type),
+                          io.inputs[0]->data(), t.data(), t.numel());
+                 return absl::OkStatus();
+               };
+             }));
   addGuarded(r, kind, "pc.gelu_grad", kFloats, StreamKind::Compute,
-        simple<GeluGradOp>([k](GeluGradOp g) {
-          bool approximate = g.getApproximate();
-          return [=](KernelIO &io, Tensor &t) {
-            k->geluGrad(launchOf(io), elemOf(t.type), io.inputs[0]->data(),
-                        io.inputs[1]->data(), t.data(), t.numel(), approximate);
-            return absl::OkStatus();
-          };
-        }));
+             simple<GeluGradOp>([k](GeluGradOp g) {
+               bool approximate = g.getApproximate();
+               return [=](KernelIO &io, Tensor &t) {
+                 k->geluGrad(launchOf(io), elemOf(t.type), io.inputs[0]->data(),
+                             io.inputs[1]->data(), t.data(), t.numel(),
+                             approximate);
+                 return absl::OkStatus();
+               };
+             }));
   addGuarded(r, kind, "pc.compare", kFloats, StreamKind::Compute,
-        simple<CompareOp>([k](CompareOp c) {
-          Shape out = shapeOf(c.getType());
-          Index ia = broadcastIndex(shapeOf(c.getLhs().getType()), out);
-          Index ib = broadcastIndex(shapeOf(c.getRhs().getType()), out);
-          auto p = static_cast<portable::CompareOp>(c.getPredicate());
-          return [=](KernelIO &io, Tensor &t) {
-            k->compare(launchOf(io), p, elemOf(t.type), io.inputs[0]->data(),
-                       ia, io.inputs[1]->data(), ib, t.data(), t.numel());
-            return absl::OkStatus();
-          };
-        }));
+             simple<CompareOp>([k](CompareOp c) {
+               Shape out = shapeOf(c.getType());
+               Index ia = broadcastIndex(shapeOf(c.getLhs().getType()), out);
+               Index ib = broadcastIndex(shapeOf(c.getRhs().getType()), out);
+               auto p = static_cast<portable::CompareOp>(c.getPredicate());
+               return [=](KernelIO &io, Tensor &t) {
+                 k->compare(launchOf(io), p, elemOf(t.type),
+                            io.inputs[0]->data(), ia, io.inputs[1]->data(), ib,
+                            t.data(), t.numel());
+                 return absl::OkStatus();
+               };
+             }));
   addGuarded(r, kind, "pc.causal_mask", kFloats, StreamKind::Compute,
-        simple<CausalMaskOp>([k](CausalMaskOp m) {
-          bool zero = m.getZero();
-          return [=](KernelIO &io, Tensor &t) {
-            size_t rank = t.shape.size();
-            int64_t q = t.shape[rank - 2], kk = t.shape[rank - 1];
-            k->causalMask(launchOf(io), elemOf(t.type), io.inputs[0]->data(),
-                          t.data(), kk ? t.numel() / kk : 0, q, kk, zero);
-            return absl::OkStatus();
-          };
-        }));
+             simple<CausalMaskOp>([k](CausalMaskOp m) {
+               bool zero = m.getZero();
+               return [=](KernelIO &io, Tensor &t) {
+                 size_t rank = t.shape.size();
+                 int64_t q = t.shape[rank - 2], kk = t.shape[rank - 1];
+                 k->causalMask(launchOf(io), elemOf(t.type),
+                               io.inputs[0]->data(), t.data(),
+                               kk ? t.numel() / kk : 0, q, kk, zero);
+                 return absl::OkStatus();
+               };
+             }));
 }
 
 //===-- Rows and reductions ---------------------------------------------===//
 
 void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
   for (bool log : {false, true})
-    addGuarded(r, kind, log ? "pc.log_softmax" : "pc.softmax", kFloats,
-          StreamKind::Compute,
-          [k, log](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-            Shape shape = shapeOf(op->getResult(0).getType());
-            int64_t axis = axisIn(
-                op->getAttrOfType<IntegerAttr>("axis").getInt(), shape.size());
-            bool causal = op->hasAttr("causal");
-            int64_t outer = product(Shape(shape.begin(), shape.begin() + axis));
-            int64_t inner =
-                product(Shape(shape.begin() + axis + 1, shape.end()));
-            int64_t q = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-            return produce(op->getResult(0).getType(),
-                           [=, len = shape[axis]](KernelIO &io, Tensor &t) {
-                             k->softmax(launchOf(io), elemOf(t.type),
-                                        io.inputs[0]->data(), t.data(), outer,
-                                        len, inner, log, causal, q);
-                             return absl::OkStatus();
-                           });
-          });
-  addGuarded(r, kind, "pc.softmax_grad", kFloats, StreamKind::Compute,
-        simple<SoftmaxGradOp>([k](SoftmaxGradOp s) {
-          Shape shape = shapeOf(s.getType());
-          int64_t axis = axisIn(s.getAxis(), shape.size());
+    addGuarded(
+        r, kind, log ? "pc.log_softmax" : "pc.softmax", kFloats,
+        StreamKind::Compute,
+        [k, log](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+          Shape shape = shapeOf(op->getResult(0).getType());
+          int64_t axis = axisIn(op->getAttrOfType<IntegerAttr>("axis").getInt(),
+                                shape.size());
+          bool causal = op->hasAttr("causal");
           int64_t outer = product(Shape(shape.begin(), shape.begin() + axis));
           int64_t inner = product(Shape(shape.begin() + axis + 1, shape.end()));
           int64_t q = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
-          bool causal = s.getCausal();
-          return [=, len = shape[axis]](KernelIO &io, Tensor &t) {
-            k->softmaxGrad(launchOf(io), elemOf(t.type), io.inputs[0]->data(),
-                           io.inputs[1]->data(), t.data(), outer, len, inner,
-                           causal, q);
-            return absl::OkStatus();
-          };
-        }));
+          return produce(op->getResult(0).getType(),
+                         [=, len = shape[axis]](KernelIO &io, Tensor &t) {
+                           k->softmax(launchOf(io), elemOf(t.type),
+                                      io.inputs[0]->data(), t.data(), outer,
+                                      len, inner, log, causal, q);
+                           return absl::OkStatus();
+                         });
+        });
+  addGuarded(r, kind, "pc.softmax_grad", kFloats, StreamKind::Compute,
+             simple<SoftmaxGradOp>([k](SoftmaxGradOp s) {
+               Shape shape = shapeOf(s.getType());
+               int64_t axis = axisIn(s.getAxis(), shape.size());
+               int64_t outer =
+                   product(Shape(shape.begin(), shape.begin() + axis));
+               int64_t inner =
+                   product(Shape(shape.begin() + axis + 1, shape.end()));
+               int64_t q = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
+               bool causal = s.getCausal();
+               return [=, len = shape[axis]](KernelIO &io, Tensor &t) {
+                 k->softmaxGrad(launchOf(io), elemOf(t.type),
+                                io.inputs[0]->data(), io.inputs[1]->data(),
+                                t.data(), outer, len, inner, causal, q);
+                 return absl::OkStatus();
+               };
+             }));
   // Rows of dims [axis, rank).
   auto rowsOf = [](const Shape &shape, int64_t axis) {
     int64_t width =
@@ -170,49 +175,51 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                                        width};
   };
   for (bool rms : {false, true})
-    addGuarded(r, kind, rms ? "pc.rms_norm" : "pc.layer_norm", kFloats,
-          StreamKind::Compute,
-          [k, rms, rowsOf](Operation *op,
-                           BindContext &) -> absl::StatusOr<Kernel> {
-            auto [rows, width] =
-                rowsOf(shapeOf(op->getResult(0).getType()),
-                       op->getAttrOfType<IntegerAttr>("axis").getInt());
-            float eps = static_cast<float>(
-                op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble());
-            return produce(
-                op->getResult(0).getType(), [=](KernelIO &io, Tensor &t) {
-                  k->normalize(launchOf(io), elemOf(t.type),
-                               io.inputs[0]->data(), io.inputs[1]->data(),
-                               rms ? nullptr : io.inputs[2]->data(), t.data(),
-                               rows, width, eps, rms);
-                  return absl::OkStatus();
-                });
-          });
-  addGuarded(r, kind, "pc.layer_norm_grad", kFloats, StreamKind::Compute,
-        simple<LayerNormGradOp>([k, rowsOf](LayerNormGradOp n) {
-          auto [rows, width] = rowsOf(shapeOf(n.getType()), n.getAxis());
-          float eps = n.getEpsilon().convertToDouble();
-          return [=](KernelIO &io, Tensor &t) {
-            k->layerNormGrad(launchOf(io), elemOf(t.type), io.inputs[0]->data(),
-                             io.inputs[1]->data(), io.inputs[2]->data(),
-                             t.data(), rows, width, eps);
-            return absl::OkStatus();
-          };
-        }));
-  addGuarded(r, kind, "pc.layer_norm_scale_grad", kFloats, StreamKind::Compute,
-        simple<LayerNormScaleGradOp>([k, rowsOf](LayerNormScaleGradOp n) {
+    addGuarded(
+        r, kind, rms ? "pc.rms_norm" : "pc.layer_norm", kFloats,
+        StreamKind::Compute,
+        [k, rms, rowsOf](Operation *op,
+                         BindContext &) -> absl::StatusOr<Kernel> {
           auto [rows, width] =
-              rowsOf(shapeOf(n.getInput().getType()), n.getAxis());
-          float eps = n.getEpsilon().convertToDouble();
-          return [=](KernelIO &io, Tensor &t) {
-            return withScratch(io, [&](portable::Scratch &s) {
-              k->layerNormScaleGrad(launchOf(io), elemOf(t.type),
-                                    io.inputs[0]->data(), io.inputs[1]->data(),
-                                    t.data(), rows, width, eps, s);
-              return absl::OkStatus();
-            });
-          };
-        }));
+              rowsOf(shapeOf(op->getResult(0).getType()),
+                     op->getAttrOfType<IntegerAttr>("axis").getInt());
+          float eps = static_cast<float>(
+              op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble());
+          return produce(
+              op->getResult(0).getType(), [=](KernelIO &io, Tensor &t) {
+                k->normalize(launchOf(io), elemOf(t.type), io.inputs[0]->data(),
+                             io.inputs[1]->data(),
+                             rms ? nullptr : io.inputs[2]->data(), t.data(),
+                             rows, width, eps, rms);
+                return absl::OkStatus();
+              });
+        });
+  addGuarded(r, kind, "pc.layer_norm_grad", kFloats, StreamKind::Compute,
+             simple<LayerNormGradOp>([k, rowsOf](LayerNormGradOp n) {
+               auto [rows, width] = rowsOf(shapeOf(n.getType()), n.getAxis());
+               float eps = n.getEpsilon().convertToDouble();
+               return [=](KernelIO &io, Tensor &t) {
+                 k->layerNormGrad(launchOf(io), elemOf(t.type),
+                                  io.inputs[0]->data(), io.inputs[1]->data(),
+                                  io.inputs[2]->data(), t.data(), rows, width,
+                                  eps);
+                 return absl::OkStatus();
+               };
+             }));
+  addGuarded(r, kind, "pc.layer_norm_scale_grad", kFloats, StreamKind::Compute,
+             simple<LayerNormScaleGradOp>([k, rowsOf](LayerNormScaleGradOp n) {
+               auto [rows, width] =
+                   rowsOf(shapeOf(n.getInput().getType()), n.getAxis());
+               float eps = n.getEpsilon().convertToDouble();
+               return [=](KernelIO &io, Tensor &t) {
+                 return withScratch(io, [&](portable::Scratch &s) {
+                   k->layerNormScaleGrad(
+                       launchOf(io), elemOf(t.type), io.inputs[0]->data(),
+                       io.inputs[1]->data(), t.data(), rows, width, eps, s);
+                   return absl::OkStatus();
+                 });
+               };
+             }));
   struct Reduce {
     const char *name;
     portable::Reduction op;
@@ -264,73 +271,77 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
 //===-- Ids and labels --------------------------------------------------===//
 
 void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
-  addGuarded(r, kind, "pc.embedding", kFloats, StreamKind::Compute,
-        simple<EmbeddingOp>([k](EmbeddingOp e) {
-          bool zero = e.getZeroOutOfRange();
-          return [=](KernelIO &io, Tensor &t) {
-            const Tensor &ids = *io.inputs[0], &table = *io.inputs[1];
-            return withScratch(io, [&](portable::Scratch &s) -> absl::Status {
-              portable::BadIndex bad = k->embedding(
-                  launchOf(io), elemOf(t.type), elemOf(typeOf(ids)), ids.data(),
-                  ids.numel(), table.data(), table.shape[0], table.shape[1],
-                  zero, t.data(), s);
-              if (bad.position < 0)
-                return absl::OkStatus();
-              return absl::OutOfRangeError(absl::StrCat(
-                  "pc.embedding: id ", bad.value, " at position ", bad.position,
-                  " is outside [0, ", table.shape[0], ")"));
-            });
-          };
-        }));
-  addGuarded(r, kind, "pc.embedding_grad", kFloats, StreamKind::Compute,
-        simple<EmbeddingGradOp>([k](EmbeddingGradOp) {
-          return [=](KernelIO &io, Tensor &t) {
-            const Tensor &ids = *io.inputs[0];
-            return withScratch(io, [&](portable::Scratch &s) {
-              k->embeddingGrad(launchOf(io), elemOf(t.type),
-                               elemOf(typeOf(ids)), ids.data(), ids.numel(),
-                               io.inputs[1]->data(), t.shape[0], t.shape[1],
-                               t.data(), s);
+  addGuarded(
+      r, kind, "pc.embedding", kFloats, StreamKind::Compute,
+      simple<EmbeddingOp>([k](EmbeddingOp e) {
+        bool zero = e.getZeroOutOfRange();
+        return [=](KernelIO &io, Tensor &t) {
+          const Tensor &ids = *io.inputs[0], &table = *io.inputs[1];
+          return withScratch(io, [&](portable::Scratch &s) -> absl::Status {
+            portable::BadIndex bad =
+                k->embedding(launchOf(io), elemOf(t.type), elemOf(typeOf(ids)),
+                             ids.data(), ids.numel(), table.data(),
+                             table.shape[0], table.shape[1], zero, t.data(), s);
+            if (bad.position < 0)
               return absl::OkStatus();
-            });
-          };
-        }));
+            return absl::OutOfRangeError(absl::StrCat(
+                "pc.embedding: id ", bad.value, " at position ", bad.position,
+                " is outside [0, ", table.shape[0], ")"));
+          });
+        };
+      }));
+  addGuarded(r, kind, "pc.embedding_grad", kFloats, StreamKind::Compute,
+             simple<EmbeddingGradOp>([k](EmbeddingGradOp) {
+               return [=](KernelIO &io, Tensor &t) {
+                 const Tensor &ids = *io.inputs[0];
+                 return withScratch(io, [&](portable::Scratch &s) {
+                   k->embeddingGrad(launchOf(io), elemOf(t.type),
+                                    elemOf(typeOf(ids)), ids.data(),
+                                    ids.numel(), io.inputs[1]->data(),
+                                    t.shape[0], t.shape[1], t.data(), s);
+                   return absl::OkStatus();
+                 });
+               };
+             }));
   addGuarded(r, kind, "pc.one_hot", kFloats, StreamKind::Compute,
-        simple<OneHotOp>([k](OneHotOp) {
-          return [=](KernelIO &io, Tensor &t) {
-            const Tensor &labels = *io.inputs[0];
-            k->oneHot(launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
-                      labels.data(), labels.numel(), t.shape.back(), t.data());
-            return absl::OkStatus();
-          };
-        }));
+             simple<OneHotOp>([k](OneHotOp) {
+               return [=](KernelIO &io, Tensor &t) {
+                 const Tensor &labels = *io.inputs[0];
+                 k->oneHot(launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
+                           labels.data(), labels.numel(), t.shape.back(),
+                           t.data());
+                 return absl::OkStatus();
+               };
+             }));
   addGuarded(r, kind, "pc.pick_labels", kFloats, StreamKind::Compute,
-        simple<PickLabelsOp>([k](PickLabelsOp) {
-          return [=](KernelIO &io, Tensor &t) {
-            const Tensor &values = *io.inputs[0], &labels = *io.inputs[1];
-            k->pickLabels(launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
-                          values.data(), labels.data(), labels.numel(),
-                          values.shape.back(), t.data());
-            return absl::OkStatus();
-          };
-        }));
-  addGuarded(r, kind, "pc.cross_entropy", kFloats, StreamKind::Compute,
-        simple<CrossEntropyOp>([k](CrossEntropyOp) {
-          return [=](KernelIO &io, Tensor &t) {
-            const Tensor &logits = *io.inputs[0], &labels = *io.inputs[1];
-            return withScratch(io, [&](portable::Scratch &s) -> absl::Status {
-              portable::BadIndex bad = k->crossEntropy(
-                  launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
-                  logits.data(), labels.data(), labels.numel(),
-                  logits.shape.back(), t.data(), s);
-              if (bad.position < 0)
-                return absl::OkStatus();
-              return absl::OutOfRangeError(absl::StrCat(
-                  "pc.cross_entropy: label ", bad.value, " at position ",
-                  bad.position, " is outside [0, ", logits.shape.back(), ")"));
-            });
-          };
-        }));
+             simple<PickLabelsOp>([k](PickLabelsOp) {
+               return [=](KernelIO &io, Tensor &t) {
+                 const Tensor &values = *io.inputs[0], &labels = *io.inputs[1];
+                 k->pickLabels(launchOf(io), elemOf(t.type),
+                               elemOf(typeOf(labels)), values.data(),
+                               labels.data(), labels.numel(),
+                               values.shape.back(), t.data());
+                 return absl::OkStatus();
+               };
+             }));
+  addGuarded(
+      r, kind, "pc.cross_entropy", kFloats, StreamKind::Compute,
+      simple<CrossEntropyOp>([k](CrossEntropyOp) {
+        return [=](KernelIO &io, Tensor &t) {
+          const Tensor &logits = *io.inputs[0], &labels = *io.inputs[1];
+          return withScratch(io, [&](portable::Scratch &s) -> absl::Status {
+            portable::BadIndex bad = k->crossEntropy(
+                launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
+                logits.data(), labels.data(), labels.numel(),
+                logits.shape.back(), t.data(), s);
+            if (bad.position < 0)
+              return absl::OkStatus();
+            return absl::OutOfRangeError(absl::StrCat(
+                "pc.cross_entropy: label ", bad.value, " at position ",
+                bad.position, " is outside [0, ", logits.shape.back(), ")"));
+          });
+        };
+      }));
 }
 
 } // namespace
