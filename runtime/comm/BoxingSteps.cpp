@@ -55,7 +55,8 @@ absl::StatusOr<HostTensor> runStep(Communicator &comm, const boxing::Step &step,
                      formatNdSbp(step.before)));
   HostTensor out =
       HostTensor::zeros(gs.group.after[gs.group.self].sizes, in.type);
-  if (absl::Status s = runGroupStep(comm, gs, in, out); !s.ok())
+  HostStepMemory memory;
+  if (absl::Status s = runGroupStep(comm, gs, in, out, memory); !s.ok())
     return s;
   return out;
 }
@@ -126,8 +127,32 @@ planLocalStep(TransitionKind kind, ReduceKind reduce, bool fromBroadcast,
   return gs;
 }
 
+absl::StatusOr<char *> HostStepMemory::scratch(size_t bytes) {
+  held.push_back(std::make_unique<char[]>(std::max<size_t>(bytes, 1)));
+  return held.back().get();
+}
+
+void HostStepMemory::copy(void *dst, const void *src, size_t bytes) {
+  copyBytes(dst, src, bytes);
+}
+
+void HostStepMemory::copyBox(const char *src, std::span<const int64_t> srcShape,
+                             std::span<const int64_t> srcOffset, char *dst,
+                             std::span<const int64_t> dstShape,
+                             std::span<const int64_t> dstOffset,
+                             std::span<const int64_t> sizes,
+                             int64_t elementBytes) {
+  runtime::copyBox(src, srcShape, srcOffset, dst, dstShape, dstOffset, sizes,
+                   elementBytes);
+}
+
+void HostStepMemory::zero(void *dst, size_t bytes) {
+  std::memset(dst, 0, bytes);
+}
+
 absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
-                          const TensorView &in, const TensorView &out) {
+                          const TensorView &in, const TensorView &out,
+                          StepMemory &mem) {
   const StepGroup &g = gs.group;
   const Box &mine = g.before[g.self], &target = g.after[g.self];
   int64_t e = sizeOf(in.type), n = g.ranks.size();
@@ -136,7 +161,7 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
 
   switch (gs.kind) {
   case TransitionKind::AllReduce: {
-    copyBytes(out.data(), in.data(), in.byteSize());
+    mem.copy(out.data(), in.data(), in.byteSize());
     return comm.allReduce(out.data(), out.numel(), in.type, gs.reduce, g.ranks);
   }
   case TransitionKind::AllGather: {
@@ -144,16 +169,19 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
     std::vector<int64_t> counts;
     for (const Box &b : g.before)
       counts.push_back(product(b.sizes));
-    std::vector<char> staging(out.byteSize());
+    absl::StatusOr<char *> staging = mem.scratch(out.byteSize());
+    if (!staging.ok())
+      return staging.status();
     if (absl::Status s =
-            comm.allGather(in.data(), staging.data(), counts, in.type, g.ranks);
+            comm.allGather(in.data(), *staging, counts, in.type, g.ranks);
         !s.ok())
       return s;
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(staging.data() + offset * e, g.before[j].sizes, zero, out.data(),
-              out.shape, relative(g.before[j], target), g.before[j].sizes, e);
+      mem.copyBox(*staging + offset * e, g.before[j].sizes, zero, out.data(),
+                  out.shape, relative(g.before[j], target), g.before[j].sizes,
+                  e);
       offset += counts[j];
     }
     return absl::OkStatus();
@@ -161,17 +189,19 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
   case TransitionKind::ReduceScatter: {
     // Lay the members' pieces out one after another, then reduce-scatter.
     std::vector<int64_t> counts;
-    std::vector<char> packed(in.byteSize());
+    absl::StatusOr<char *> packed = mem.scratch(in.byteSize());
+    if (!packed.ok())
+      return packed.status();
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
       counts.push_back(product(g.after[j].sizes));
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(in.data(), in.shape, relative(g.after[j], mine),
-              packed.data() + offset * e, g.after[j].sizes, zero,
-              g.after[j].sizes, e);
+      mem.copyBox(in.data(), in.shape, relative(g.after[j], mine),
+                  *packed + offset * e, g.after[j].sizes, zero,
+                  g.after[j].sizes, e);
       offset += counts[j];
     }
-    if (absl::Status s = comm.reduceScatter(packed.data(), out.data(), counts,
+    if (absl::Status s = comm.reduceScatter(*packed, out.data(), counts,
                                             in.type, gs.reduce, g.ranks);
         !s.ok())
       return s;
@@ -192,47 +222,51 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
       return r;
     };
     std::vector<int64_t> sendCounts, recvCounts;
-    std::vector<char> packed(in.byteSize());
+    absl::StatusOr<char *> packed = mem.scratch(in.byteSize());
+    if (!packed.ok())
+      return packed.status();
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
       Box block = intersect(mine, g.after[j]);
       sendCounts.push_back(product(block.sizes));
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(in.data(), in.shape, relative(block, mine),
-              packed.data() + offset * e, block.sizes, zero, block.sizes, e);
+      mem.copyBox(in.data(), in.shape, relative(block, mine),
+                  *packed + offset * e, block.sizes, zero, block.sizes, e);
       offset += sendCounts.back();
       recvCounts.push_back(product(intersect(g.before[j], target).sizes));
     }
-    std::vector<char> received(out.byteSize());
-    if (absl::Status s =
-            comm.allToAll(packed.data(), sendCounts, received.data(),
-                          recvCounts, in.type, g.ranks);
+    absl::StatusOr<char *> received = mem.scratch(out.byteSize());
+    if (!received.ok())
+      return received.status();
+    if (absl::Status s = comm.allToAll(*packed, sendCounts, *received,
+                                       recvCounts, in.type, g.ranks);
         !s.ok())
       return s;
     offset = 0;
     for (int64_t q = 0; q < n; ++q) {
       Box block = intersect(g.before[q], target);
       std::vector<int64_t> zero(in.shape.size(), 0);
-      copyBox(received.data() + offset * e, block.sizes, zero, out.data(),
-              out.shape, relative(block, target), block.sizes, e);
+      mem.copyBox(*received + offset * e, block.sizes, zero, out.data(),
+                  out.shape, relative(block, target), block.sizes, e);
       offset += recvCounts[q];
     }
     return absl::OkStatus();
   }
   case TransitionKind::LocalSlice:
-    copyBox(in.data(), in.shape, relative(target, mine), out.data(), out.shape,
-            std::vector<int64_t>(out.shape.size(), 0), out.shape, e);
+    mem.copyBox(in.data(), in.shape, relative(target, mine), out.data(),
+                out.shape, std::vector<int64_t>(out.shape.size(), 0), out.shape,
+                e);
     return absl::OkStatus();
   case TransitionKind::LocalPartial: {
     if (gs.fromBroadcast) {
       // Sum: member 0 keeps the value; max, min and avg: all keep it.
       if (gs.reduce != ReduceKind::Sum || g.self == 0)
-        copyBytes(out.data(), in.data(), in.byteSize());
+        mem.copy(out.data(), in.data(), in.byteSize());
       return absl::OkStatus();
     }
     // Own piece in zeros of the group's whole.
-    copyBox(in.data(), in.shape, std::vector<int64_t>(in.shape.size(), 0),
-            out.data(), out.shape, relative(mine, target), in.shape, e);
+    mem.copyBox(in.data(), in.shape, std::vector<int64_t>(in.shape.size(), 0),
+                out.data(), out.shape, relative(mine, target), in.shape, e);
     return absl::OkStatus();
   }
   }

@@ -18,6 +18,8 @@
 
 #include "absl/status/statusor.h"
 
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace pc::runtime {
@@ -51,8 +53,47 @@ struct GroupStep {
 /// Runs `step` for this member; `in` is its piece `before[self]`, `out`
 /// (zeros) gets its piece `after[self]`. Both are host-addressable; the
 /// staging the collectives need is host memory.
+/// The memory operations a step does around its collective, on the memory
+/// its tensors live in: the host's (HostStepMemory), or a device's, where
+/// no byte may be touched from the host (runtime/exec/PortableComm.h).
+class StepMemory {
+public:
+  virtual ~StepMemory() = default;
+  /// A temporary of `bytes`, alive until the memory object dies.
+  virtual absl::StatusOr<char *> scratch(size_t bytes) = 0;
+  virtual void copy(void *dst, const void *src, size_t bytes) = 0;
+  /// As runtime::copyBox (HostTensor.h): the box `sizes` at `srcOffset` of
+  /// a row-major `srcShape` into `dstShape` at `dstOffset`.
+  virtual void copyBox(const char *src, std::span<const int64_t> srcShape,
+                       std::span<const int64_t> srcOffset, char *dst,
+                       std::span<const int64_t> dstShape,
+                       std::span<const int64_t> dstOffset,
+                       std::span<const int64_t> sizes,
+                       int64_t elementBytes) = 0;
+  virtual void zero(void *dst, size_t bytes) = 0;
+};
+
+/// Host memory: plain copies, scratch from the heap.
+class HostStepMemory final : public StepMemory {
+public:
+  absl::StatusOr<char *> scratch(size_t bytes) override;
+  void copy(void *dst, const void *src, size_t bytes) override;
+  void copyBox(const char *src, std::span<const int64_t> srcShape,
+               std::span<const int64_t> srcOffset, char *dst,
+               std::span<const int64_t> dstShape,
+               std::span<const int64_t> dstOffset,
+               std::span<const int64_t> sizes, int64_t elementBytes) override;
+  void zero(void *dst, size_t bytes) override;
+
+private:
+  std::vector<std::unique_ptr<char[]>> held;
+};
+
+/// Runs `step` on this member's `in` into `out` (zeroed where the step
+/// leaves parts, as a local partial does), its copies through `memory`.
 absl::Status runGroupStep(Communicator &comm, const GroupStep &step,
-                          const TensorView &in, const TensorView &out);
+                          const TensorView &in, const TensorView &out,
+                          StepMemory &memory);
 
 /// Plans a step op of a per-device program (pc.all_gather, ...): `kind`
 /// over the groups of `axes` of `mesh`, along `dim` (and `dstDim` for an

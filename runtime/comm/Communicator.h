@@ -107,6 +107,11 @@ public:
 
   virtual CommStats stats() const = 0;
 
+  /// Where the next calls are queued: the stream of the firing that makes
+  /// them (a cudaStream_t for NCCL). Host communicators run each call to
+  /// its end before returning and ignore it.
+  virtual void setStream(void *nativeStream) { (void)nativeStream; }
+
   /// What the next calls are for (the op, where the user wrote it, the
   /// step), for errors that name a waiting or mismatched call.
   virtual void setCallSite(std::string what) { (void)what; }

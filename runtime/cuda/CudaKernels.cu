@@ -43,6 +43,16 @@ struct CudaPolicy {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream(l)),
           "cudaMemcpyAsync");
   }
+  static void fromHost(void *dst, const void *src, size_t bytes) {
+    // On the legacy stream, waited for: the DMA from a pageable buffer may
+    // still run when the copy call returns.
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, nullptr),
+          "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  }
+  static void zero(void *dst, size_t bytes, const Launch &l) {
+    check(cudaMemsetAsync(dst, 0, bytes, stream(l)), "cudaMemsetAsync");
+  }
   static void toHost(void *dst, const void *src, size_t bytes,
                      const Launch &l) {
     copy(dst, src, bytes, l);

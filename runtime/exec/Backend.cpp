@@ -3,6 +3,7 @@
 #include "runtime/exec/Backend.h"
 
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/exec/PortableComm.h"
 #include "runtime/exec/PortableKernels.h"
 
 #if PC_HAVE_CUDA
@@ -84,8 +85,10 @@ std::vector<Backend> availableBackends() {
     registerCpuCommKernels(r);
     if (portableKernels) {
       registerPortableComputeKernels(r, kPortableCpuKind, portableKernels);
-      // Their memory is the host's: the CPU collectives move it.
-      registerCpuCommKernels(r, kPortableCpuKind);
+      // The collectives' copies as a GPU makes them (device kernels, no
+      // host access), around the host collectives.
+      registerCommKernels(r, kPortableCpuKind,
+                          portableCommMemory(portableKernels));
     }
   };
   std::vector<Backend> all;

@@ -28,12 +28,22 @@ namespace {
 using Shape = std::vector<int64_t>;
 
 /// A zeroed output tensor on the kernel's device.
-absl::StatusOr<std::shared_ptr<Tensor>>
-zeros(const KernelContext &c, const Shape &shape, CommType type) {
+absl::StatusOr<std::shared_ptr<Tensor>> zeros(const KernelContext &c,
+                                              StepMemory &mem,
+                                              const Shape &shape,
+                                              CommType type) {
   absl::StatusOr<std::shared_ptr<Tensor>> t = c.allocate(shape, type);
   if (t.ok())
-    std::memset((*t)->data(), 0, (*t)->byteSize());
+    mem.zero((*t)->data(), (*t)->byteSize());
   return t;
+}
+
+/// The firing's memory operations, with the communicator queued on the
+/// firing's stream.
+std::unique_ptr<StepMemory> prepare(const CommMemory &memory, KernelIO &io,
+                                    Communicator &comm) {
+  comm.setStream(io.context.stream().nativeHandle());
+  return memory.forFiring(io);
 }
 
 Shape coordsOn(BindContext &c, FlatSymbolRefAttr mesh) {
@@ -81,7 +91,8 @@ std::string messagePiece(Type elementType, llvm::ArrayRef<int64_t> sizes) {
   return s;
 }
 
-absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
+absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c,
+                                const CommMemory &memory) {
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axesRef = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
   TransitionKind kind;
@@ -148,11 +159,13 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c) {
     return step.status();
   Communicator *comm = &c.comm;
   return Kernel([=, step = *std::move(step)](KernelIO &io) -> absl::Status {
+    std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
     absl::StatusOr<std::shared_ptr<Tensor>> r =
-        zeros(io.context, out, io.inputs[0]->type);
+        zeros(io.context, *mem, out, io.inputs[0]->type);
     if (!r.ok())
       return r.status();
-    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r); !s.ok())
+    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r, *mem);
+        !s.ok())
       return s;
     io.outputs[0] = *std::move(r);
     return absl::OkStatus();
@@ -206,12 +219,25 @@ TransferSide planSide(BindContext &c, TypeAttr from, TypeAttr to, bool send) {
 } // namespace
 
 void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
+  registerCommKernels(
+      r, kind,
+      {[](const KernelIO &) { return std::make_unique<HostStepMemory>(); },
+       [](void *dst, const void *src, size_t bytes) {
+         std::memcpy(dst, src, bytes);
+       }});
+}
+
+void registerCommKernels(KernelRegistry &r, llvm::StringRef kind,
+                         CommMemory memory) {
   for (llvm::StringRef name :
        {"pc.all_reduce", "pc.all_gather", "pc.reduce_scatter", "pc.all_to_all",
         "pc.local_slice", "pc.local_partial"})
-    r.add(kind, name, kAllTypes, StreamKind::Comm, bindStep);
+    r.add(kind, name, kAllTypes, StreamKind::Comm,
+          [memory](Operation *op, BindContext &c) {
+            return bindStep(op, c, memory);
+          });
   r.add(kind, "pc.broadcast", kAllTypes, StreamKind::Comm,
-        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto b = cast<BroadcastOp>(op);
           MeshView v = viewOf(c, b.getMeshAttr());
           std::vector<int64_t> group;
@@ -227,11 +253,12 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
             const Tensor &in = *io.inputs[0];
+            std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
             absl::StatusOr<std::shared_ptr<Tensor>> t =
                 io.context.allocate(in.shape, in.type);
             if (!t.ok())
               return t.status();
-            std::memcpy((*t)->data(), in.data(), in.byteSize());
+            mem->copy((*t)->data(), in.data(), in.byteSize());
             if (absl::Status s = comm->broadcast((*t)->data(), in.numel(),
                                                  in.type, root, group);
                 !s.ok())
@@ -241,7 +268,7 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
           });
         });
   r.add(kind, "pc.send", kAllTypes, StreamKind::Comm,
-        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto send = cast<SendOp>(op);
           TransferSide side =
               planSide(c, send.getFromAttr(), send.getToAttr(), true);
@@ -252,13 +279,17 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
           Communicator *comm = &c.comm;
           return Kernel([=](KernelIO &io) -> absl::Status {
             const Tensor &in = *io.inputs[0];
+            std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
             for (const TransferSide::Piece &p : side.pieces) {
-              HostTensor piece = HostTensor::zeros(p.box.sizes, in.type);
-              copyBox(in.data(), in.shape, p.offset, piece.bytes.data(),
-                      piece.shape, Shape(piece.shape.size(), 0), p.box.sizes,
-                      sizeOf(in.type));
-              if (absl::Status s = comm->send(piece.bytes.data(), piece.numel(),
-                                              piece.type, p.peer, side.tag);
+              int64_t n = product(p.box.sizes);
+              absl::StatusOr<char *> piece = mem->scratch(n * sizeOf(in.type));
+              if (!piece.ok())
+                return piece.status();
+              mem->copyBox(in.data(), in.shape, p.offset, *piece, p.box.sizes,
+                           Shape(p.box.sizes.size(), 0), p.box.sizes,
+                           sizeOf(in.type));
+              if (absl::Status s =
+                      comm->send(*piece, n, in.type, p.peer, side.tag);
                   !s.ok())
                 return s;
             }
@@ -266,7 +297,7 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
           });
         });
   r.add(kind, "pc.recv", kAllTypes, StreamKind::Comm,
-        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto recv = cast<RecvOp>(op);
           TransferSide side =
               planSide(c, recv.getFromAttr(), recv.getToAttr(), false);
@@ -280,26 +311,30 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
           Shape shape = shapeOf(recv.getType());
           Communicator *comm = &c.comm;
           return Kernel([=, type = *type](KernelIO &io) -> absl::Status {
+            std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
             absl::StatusOr<std::shared_ptr<Tensor>> out =
-                zeros(io.context, shape, type);
+                zeros(io.context, *mem, shape, type);
             if (!out.ok())
               return out.status();
             for (const TransferSide::Piece &p : side.pieces) {
-              HostTensor piece = HostTensor::zeros(p.box.sizes, type);
-              if (absl::Status s = comm->recv(piece.bytes.data(), piece.numel(),
-                                              type, p.peer, side.tag);
+              int64_t n = product(p.box.sizes);
+              absl::StatusOr<char *> piece = mem->scratch(n * sizeOf(type));
+              if (!piece.ok())
+                return piece.status();
+              if (absl::Status s =
+                      comm->recv(*piece, n, type, p.peer, side.tag);
                   !s.ok())
                 return s;
-              copyBox(piece.bytes.data(), piece.shape,
-                      Shape(piece.shape.size(), 0), (*out)->data(),
-                      (*out)->shape, p.offset, p.box.sizes, sizeOf(type));
+              mem->copyBox(*piece, p.box.sizes, Shape(p.box.sizes.size(), 0),
+                           (*out)->data(), (*out)->shape, p.offset, p.box.sizes,
+                           sizeOf(type));
             }
             io.outputs[0] = *std::move(out);
             return absl::OkStatus();
           });
         });
   r.add(kind, "pc.piece_offset", {CommType::I64}, StreamKind::Compute,
-        [](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto p = cast<PieceOffsetOp>(op);
           int64_t idx = groupIndex(c.meshes.lookup(p.getMeshAttr()).getShape(),
                                    coordsOn(c, p.getMeshAttr()), p.getAxes());
@@ -310,7 +345,7 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
           int64_t offset = 0;
           for (int64_t i = 0; i < idx; ++i)
             offset += p.getSizes()[i];
-          (*value)->as<int64_t>()[0] = offset;
+          memory.fromHost((*value)->data(), &offset, sizeof offset);
           return Kernel([value = std::shared_ptr<const Tensor>(
                              *std::move(value))](KernelIO &io) {
             io.outputs[0] = value;

@@ -129,10 +129,21 @@ inline constexpr std::initializer_list<CommType> kAllTypes = {
 /// The CPU backend's kernels (device kind "cpu"): every logical op and the
 /// per-device ops that partitioning emits.
 void registerCpuComputeKernels(KernelRegistry &registry);
-/// They run the collectives on host-addressable memory: registered for the
-/// CPU devices' kinds ("cpu", and the portable kernels' kind).
+/// On host-addressable memory: the CPU devices' (kind "cpu").
 void registerCpuCommKernels(KernelRegistry &registry,
                             llvm::StringRef kind = "cpu");
+
+class StepMemory;
+/// How the communication kernels reach their device's memory: the copies
+/// around each collective (runtime/comm/BoxingSteps.h), and bytes written
+/// from the host into a tensor made at bind time.
+struct CommMemory {
+  std::function<std::unique_ptr<StepMemory>(const KernelIO &)> forFiring;
+  std::function<void(void *dst, const void *src, size_t bytes)> fromHost;
+};
+/// The communication ops' kernels for devices of kind `kind`.
+void registerCommKernels(KernelRegistry &registry, llvm::StringRef kind,
+                         CommMemory memory);
 
 /// The kernels of ops that only make views (pc.reshape, pc.after), which
 /// touch no memory, for devices of kind `kind`.

@@ -23,16 +23,14 @@ namespace {
 
 using namespace portable_binding;
 
-/// Host bytes copied once into a new device tensor of `shape` and `type`;
-/// the host copy stays with the result (`keep`), so that the queued copy
-/// never reads freed memory.
+/// Host bytes copied once into a new device tensor of their shape and type.
 absl::StatusOr<std::shared_ptr<const Tensor>>
 upload(BindContext &c, DeviceKernels &k, const HostTensor &host) {
   absl::StatusOr<std::shared_ptr<Tensor>> made =
       c.tensors.allocate(host.shape, host.type);
   if (!made.ok())
     return made.status();
-  k.copy(Launch{}, (*made)->data(), host.data(), host.byteSize());
+  k.fromHost((*made)->data(), host.data(), host.byteSize());
   return std::shared_ptr<const Tensor>(*std::move(made));
 }
 
@@ -155,14 +153,14 @@ void addMoves(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                  return type.status();
                // Made once on the host, copied to the device once; every firing
                // shares it.
-               auto host = std::make_shared<HostTensor>(HostTensor::zeros(
-                   shapeOf(op->getResult(0).getType()), *type));
-               fillConstant(dense, TensorView(*host));
+               HostTensor host = HostTensor::zeros(
+                   shapeOf(op->getResult(0).getType()), *type);
+               fillConstant(dense, TensorView(host));
                absl::StatusOr<std::shared_ptr<const Tensor>> value =
-                   upload(c, *k, *host);
+                   upload(c, *k, host);
                if (!value.ok())
                  return value.status();
-               return Kernel([value = *std::move(value), host](KernelIO &io) {
+               return Kernel([value = *std::move(value)](KernelIO &io) {
                  io.outputs[0] = value;
                  return absl::OkStatus();
                });
@@ -264,13 +262,12 @@ void addOptimizers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                portable::AdamConstants constants = adamConstants(a);
                // The codes' values, on the device once: the signed map, then
                // the unsigned one.
-               auto host = std::make_shared<HostTensor>(
-                   HostTensor::zeros({2, 256}, CommType::F32));
-               std::memcpy(host->data(), cpu::quantMap(true).data(), 256 * 4);
-               std::memcpy(host->data() + 256 * 4, cpu::quantMap(false).data(),
+               HostTensor host = (HostTensor::zeros({2, 256}, CommType::F32));
+               std::memcpy(host.data(), cpu::quantMap(true).data(), 256 * 4);
+               std::memcpy(host.data() + 256 * 4, cpu::quantMap(false).data(),
                            256 * 4);
                absl::StatusOr<std::shared_ptr<const Tensor>> maps =
-                   upload(c, *k, *host);
+                   upload(c, *k, host);
                if (!maps.ok())
                  return maps.status();
                std::vector<std::pair<Shape, CommType>> outs;
@@ -282,7 +279,7 @@ void addOptimizers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                }
                Shape w = shapeOf(a.getWeight().getType());
                int64_t row = w.empty() ? 1 : w.back();
-               return Kernel([k, constants, outs, maps = *maps, host, row,
+               return Kernel([k, constants, outs, maps = *maps, row,
                               n = product(w)](KernelIO &io) -> absl::Status {
                  std::shared_ptr<Tensor> out[5];
                  for (int i = 0; i < 5; ++i) {

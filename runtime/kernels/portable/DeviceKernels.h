@@ -96,6 +96,11 @@ public:
   /// `bytes` from device memory to the host, waited for.
   virtual void toHost(const Launch &l, void *dst, const void *src,
                       size_t bytes) = 0;
+  /// `bytes` from the host to device memory, complete on return (for
+  /// what binding makes once: constants, offsets).
+  virtual void fromHost(void *dst, const void *src, size_t bytes) = 0;
+  /// Zeros `bytes` at `dst`, queued.
+  virtual void zero(const Launch &l, void *dst, size_t bytes) = 0;
 
   /// out[i] = op(in[i]) over `n` elements of a float type, or of i32/i64
   /// for Neg and Relu.

@@ -33,6 +33,12 @@ struct HostPolicy {
   static void copy(void *dst, const void *src, size_t bytes, const Launch &) {
     std::memcpy(dst, src, bytes);
   }
+  static void fromHost(void *dst, const void *src, size_t bytes) {
+    std::memcpy(dst, src, bytes);
+  }
+  static void zero(void *dst, size_t bytes, const Launch &) {
+    std::memset(dst, 0, bytes);
+  }
 };
 
 /// `count` values of float type `t` at `p`, widened into `wide`.

@@ -10,6 +10,9 @@
 //                                              a copy, queued
 //   static void toHost(void *, const void *, size_t, const Launch &);
 //                                              a copy to the host, waited for
+//   static void fromHost(void *, const void *, size_t);
+//                                              a copy from the host, done
+//   static void zero(void *, size_t, const Launch &);     zeros, queued
 // Every kernel is one algorithm over the elements (or rows, or output
 // elements) of its call, with its math in Math.h: no launch per element or
 // per row. The matrix product is the including backend's (a BLAS).
@@ -656,6 +659,12 @@ public:
   void toHost(const Launch &l, void *dst, const void *src,
               size_t bytes) override {
     Policy::toHost(dst, src, bytes, l);
+  }
+  void fromHost(void *dst, const void *src, size_t bytes) override {
+    Policy::fromHost(dst, src, bytes);
+  }
+  void zero(const Launch &l, void *dst, size_t bytes) override {
+    Policy::zero(dst, bytes, l);
   }
 
   void unary(const Launch &l, UnaryOp op, Elem t, const void *in, void *out,
