@@ -9,6 +9,7 @@
 #if PC_HAVE_CUDA
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/NcclCommunicator.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -23,6 +24,10 @@ namespace pc::runtime {
 /// process per GPU (CUDA_VISIBLE_DEVICES set per process, or one GPU each)
 /// and one process with N GPUs both work. Making the backend touches no
 /// GPU: a machine without one fails only when a rank asks for a device.
+/// How long a rank waits for a group's NCCL initialisation or for a call to
+/// complete before it aborts its communicators and fails the run.
+constexpr double kNcclTimeoutSeconds = 300;
+
 static Backend cudaBackend() {
   Backend gpu;
   gpu.kind = "cuda";
@@ -44,14 +49,25 @@ static Backend cudaBackend() {
       return d.status();
     return std::unique_ptr<Device>(*std::move(d));
   };
-  // Collectives on device memory are NCCL's (not yet bound: a program with
-  // communication ops fails to bind on "cuda", naming the op).
-  gpu.makeCommunicator = [](World &world, int64_t rank) {
-    return world.endpoint(rank);
+  // NCCL between the GPUs; the world's own endpoint (shared memory, MPI)
+  // only hands each group's NCCL id around.
+  gpu.makeCommunicator = [](World &world, int64_t rank)
+      -> absl::StatusOr<std::unique_ptr<Communicator>> {
+    absl::StatusOr<std::unique_ptr<Communicator>> host = world.endpoint(rank);
+    if (!host.ok())
+      return host.status();
+    int count = 1;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+      count = 1;
+    return std::unique_ptr<Communicator>(
+        std::make_unique<cuda::NcclCommunicator>(
+            *std::move(host), rank, static_cast<int>(rank % count),
+            kNcclTimeoutSeconds));
   };
   std::shared_ptr<portable::DeviceKernels> kernels = cuda::makeCudaKernels();
   gpu.registerKernels = [kernels](KernelRegistry &r) {
     registerPortableComputeKernels(r, "cuda", kernels);
+    registerCommKernels(r, "cuda", portableCommMemory(kernels));
   };
   return gpu;
 }
