@@ -63,11 +63,10 @@ struct NcclCommunicator::Comm {
   int index = 0; // this rank's, in members
 };
 
-NcclCommunicator::NcclCommunicator(
-    std::unique_ptr<runtime::Communicator> host, int64_t rank, int ordinal,
-    double timeoutSeconds)
-    : host(std::move(host)), me(rank), gpu(ordinal),
-      timeout(timeoutSeconds) {
+NcclCommunicator::NcclCommunicator(std::unique_ptr<runtime::Communicator> host,
+                                   int64_t rank, int ordinal,
+                                   double timeoutSeconds)
+    : host(std::move(host)), me(rank), gpu(ordinal), timeout(timeoutSeconds) {
   watchdog = std::thread([this] { watch(); });
 }
 
@@ -134,10 +133,10 @@ absl::Status NcclCommunicator::settle(Comm &c, const char *kind) {
       return s;
     }
     if (Clock::now() > deadline) {
-      absl::Status s = absl::DeadlineExceededError(absl::StrCat(
-          "rank ", me, ": NCCL ", kind, " over ranks ", ranksOf(c.members),
-          " did not start within ", timeout.count(),
-          " s: a member did not come"));
+      absl::Status s = absl::DeadlineExceededError(
+          absl::StrCat("rank ", me, ": NCCL ", kind, " over ranks ",
+                       ranksOf(c.members), " did not start within ",
+                       timeout.count(), " s: a member did not come"));
       fail(s);
       return s;
     }
@@ -165,9 +164,8 @@ NcclCommunicator::commOf(std::span<const int64_t> group, const char *kind) {
   std::memset(&id, 0, sizeof id);
   if (*index == 0)
     if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
-      return absl::InternalError(absl::StrCat("rank ", me,
-                                              ": ncclGetUniqueId: ",
-                                              ncclGetErrorString(r)));
+      return absl::InternalError(absl::StrCat(
+          "rank ", me, ": ncclGetUniqueId: ", ncclGetErrorString(r)));
   if (group.size() > 1)
     if (absl::Status s =
             host->broadcast(&id, sizeof id, CommType::U8, 0, group);
@@ -177,17 +175,16 @@ NcclCommunicator::commOf(std::span<const int64_t> group, const char *kind) {
   c->members = key;
   c->index = static_cast<int>(*index);
   if (cudaError_t e = cudaSetDevice(gpu); e != cudaSuccess)
-    return absl::InternalError(absl::StrCat("rank ", me, ": cudaSetDevice: ",
-                                            cudaGetErrorString(e)));
+    return absl::InternalError(
+        absl::StrCat("rank ", me, ": cudaSetDevice: ", cudaGetErrorString(e)));
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclResult_t r =
-      ncclCommInitRankConfig(&c->comm, static_cast<int>(group.size()), id,
-                             c->index, &config);
+  ncclResult_t r = ncclCommInitRankConfig(
+      &c->comm, static_cast<int>(group.size()), id, c->index, &config);
   if (r != ncclSuccess && r != ncclInProgress)
-    return absl::InternalError(absl::StrCat(
-        "rank ", me, ": NCCL initialisation over ranks ", ranksOf(group),
-        ": ", ncclGetErrorString(r)));
+    return absl::InternalError(
+        absl::StrCat("rank ", me, ": NCCL initialisation over ranks ",
+                     ranksOf(group), ": ", ncclGetErrorString(r)));
   if (absl::Status s = settle(*c, "initialisation"); !s.ok()) {
     ncclCommAbort(c->comm);
     return s;
@@ -219,11 +216,12 @@ absl::Status NcclCommunicator::issue(Comm &c, const char *kind,
         absl::StrCat("rank ", me, ": cannot record the end of ", kind));
   {
     std::lock_guard<std::mutex> lock(mu);
-    pending.push_back({done, Clock::now() + std::chrono::duration_cast<
-                                               Clock::duration>(timeout),
-                       absl::StrCat(kind, " over ranks ", ranksOf(c.members),
-                                    site.empty() ? "" : " (" + site + ")"),
-                       &c});
+    pending.push_back(
+        {done,
+         Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout),
+         absl::StrCat(kind, " over ranks ", ranksOf(c.members),
+                      site.empty() ? "" : " (" + site + ")"),
+         &c});
   }
   wake.notify_all();
   return absl::OkStatus();
@@ -235,9 +233,8 @@ void NcclCommunicator::watch() {
   while (!stopping) {
     wake.wait_for(lock, std::chrono::milliseconds(50));
     // Finished calls leave in order.
-    while (!pending.empty() &&
-           cudaEventQuery(static_cast<cudaEvent_t>(pending.front().event)) ==
-               cudaSuccess) {
+    while (!pending.empty() && cudaEventQuery(static_cast<cudaEvent_t>(
+                                   pending.front().event)) == cudaSuccess) {
       cudaEventDestroy(static_cast<cudaEvent_t>(pending.front().event));
       pending.pop_front();
     }
@@ -252,8 +249,7 @@ void NcclCommunicator::watch() {
         break;
       }
     }
-    if (why.ok() && !pending.empty() &&
-        Clock::now() > pending.front().deadline)
+    if (why.ok() && !pending.empty() && Clock::now() > pending.front().deadline)
       why = absl::DeadlineExceededError(
           absl::StrCat("rank ", me, ": NCCL ", pending.front().what,
                        " did not complete within ", timeout.count(),
@@ -266,8 +262,7 @@ void NcclCommunicator::watch() {
   }
 }
 
-void NcclCommunicator::tally(const char *kind, int64_t sent,
-                             int64_t received) {
+void NcclCommunicator::tally(const char *kind, int64_t sent, int64_t received) {
   std::lock_guard<std::mutex> lock(mu);
   counters.calls[kind]++;
   counters.bytesSent += sent;
@@ -338,7 +333,8 @@ absl::Status NcclCommunicator::reduceScatter(const void *in, void *out,
   for (int64_t n : counts)
     total += n;
   int self = (*c)->index;
-  tally("reduce_scatter", (total - counts[self]) * e, (total - counts[self]) * e);
+  tally("reduce_scatter", (total - counts[self]) * e,
+        (total - counts[self]) * e);
   bool even = std::all_of(counts.begin(), counts.end(),
                           [&](int64_t n) { return n == counts[0]; });
   auto s = static_cast<cudaStream_t>(stream);
@@ -359,12 +355,10 @@ absl::Status NcclCommunicator::reduceScatter(const void *in, void *out,
   });
 }
 
-absl::Status NcclCommunicator::allToAll(const void *in,
-                                        std::span<const int64_t> sendCounts,
-                                        void *out,
-                                        std::span<const int64_t> recvCounts,
-                                        CommType type,
-                                        std::span<const int64_t> group) {
+absl::Status
+NcclCommunicator::allToAll(const void *in, std::span<const int64_t> sendCounts,
+                           void *out, std::span<const int64_t> recvCounts,
+                           CommType type, std::span<const int64_t> group) {
   absl::StatusOr<Comm *> c = commOf(group, "all_to_all");
   if (!c.ok())
     return c.status();
@@ -412,8 +406,7 @@ absl::Status NcclCommunicator::broadcast(void *data, int64_t count,
 }
 
 absl::Status NcclCommunicator::send(const void *data, int64_t count,
-                                    CommType type, int64_t peer,
-                                    int64_t tag) {
+                                    CommType type, int64_t peer, int64_t tag) {
   (void)tag; // A pair's messages match in order, as their tags do.
   int64_t pair[2] = {std::min(me, peer), std::max(me, peer)};
   absl::StatusOr<Comm *> c = commOf(pair, "send");

@@ -1,4 +1,5 @@
-//===- NcclCommunicator.h - Collectives between GPUs through NCCL -*- C++ -*-===//
+//===- NcclCommunicator.h - Collectives between GPUs through NCCL -*- C++
+//-*-===//
 //
 // One rank's endpoint (runtime/comm/Communicator.h) over NCCL: buffers are
 // device memory, and every call is queued on the stream of the firing that
@@ -61,10 +62,8 @@ public:
                              std::span<const int64_t> group) override;
   absl::Status allToAll(const void *in, std::span<const int64_t> sendCounts,
                         void *out, std::span<const int64_t> recvCounts,
-                        CommType type,
-                        std::span<const int64_t> group) override;
-  absl::Status broadcast(void *data, int64_t count, CommType type,
-                         int64_t root,
+                        CommType type, std::span<const int64_t> group) override;
+  absl::Status broadcast(void *data, int64_t count, CommType type, int64_t root,
                          std::span<const int64_t> group) override;
   absl::Status send(const void *data, int64_t count, CommType type,
                     int64_t peer, int64_t tag) override;

@@ -51,8 +51,9 @@ static Backend cudaBackend() {
   };
   // NCCL between the GPUs; the world's own endpoint (shared memory, MPI)
   // only hands each group's NCCL id around.
-  gpu.makeCommunicator = [](World &world, int64_t rank)
-      -> absl::StatusOr<std::unique_ptr<Communicator>> {
+  gpu.makeCommunicator =
+      [](World &world,
+         int64_t rank) -> absl::StatusOr<std::unique_ptr<Communicator>> {
     absl::StatusOr<std::unique_ptr<Communicator>> host = world.endpoint(rank);
     if (!host.ok())
       return host.status();
@@ -60,9 +61,9 @@ static Backend cudaBackend() {
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
       count = 1;
     return std::unique_ptr<Communicator>(
-        std::make_unique<cuda::NcclCommunicator>(
-            *std::move(host), rank, static_cast<int>(rank % count),
-            kNcclTimeoutSeconds));
+        std::make_unique<cuda::NcclCommunicator>(*std::move(host), rank,
+                                                 static_cast<int>(rank % count),
+                                                 kNcclTimeoutSeconds));
   };
   std::shared_ptr<portable::DeviceKernels> kernels = cuda::makeCudaKernels();
   gpu.registerKernels = [kernels](KernelRegistry &r) {
