@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The GPU check, for a machine with one NVIDIA GPU or more (docs/cluster.md):
+#   1. builds the CUDA backend for this machine's GPUs (build-gpu/);
+#   2. runs every GPU test: each op's kernels against the CPU backend in
+#      every dtype, and the GPT training step, on cuda (PcPortableKernelTests'
+#      "cuda" instances, PcCudaTests);
+#   3. trains the tiny GPT 20 steps on cuda:1 against cpu:1 (and on cuda:4
+#      against cpu:4 as DP2 x TP2 when there are 4 GPUs): the curves agree;
+#   4. runs the GPU benchmarks: matmul against bare cuBLASLt, kernels'
+#      bandwidth, and training throughput (MFU) of the tiny GPT and
+#      GPT-2 small (124M) on one GPU.
+# Prints a summary; exits non-zero when a check failed. About 5-8 minutes.
+#
+#   scripts/gpu-check.sh
+#
+# Environment: PC_BUILD_DIR (default build-gpu), PC_PEAK_TFLOPS (the GPU's
+# dense bf16 peak for MFU; default 989, an H100/H200 SXM).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${PC_BUILD_DIR:-$root/build-gpu}
+peak=${PC_PEAK_TFLOPS:-989}
+python=${PYTHON:-python3}
+summary=()
+failed=0
+note() { summary+=("$1"); echo "== $1"; }
+check() { # check NAME COMMAND...: runs it, records ok/FAILED
+  local name=$1
+  shift
+  if "$@"; then note "$name: ok"; else note "$name: FAILED"; failed=1; fi
+}
+
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+echo "== GPUs: ${gpus:-0}"
+nvidia-smi -L 2>/dev/null || true
+if [ "${gpus:-0}" -eq 0 ]; then
+  echo "gpu-check: no GPU visible (nvidia-smi -L lists none)"
+  exit 1
+fi
+
+# 1. Build: only what the checks run, for the GPUs present.
+start=$SECONDS
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DPC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native >/dev/null ||
+    { echo "gpu-check: configure failed"; exit 1; }
+fi
+check "build ($((SECONDS - start)) s)" cmake --build "$build" --target \
+  PcPortableKernelTests PcCudaTests pc-run pc-bench-device-kernels
+
+# 2. GPU tests: every kernel against the CPU backend.
+check "CUDA device tests" "$build/test/unit/PcCudaTests"
+check "kernels on cuda vs the CPU backend" \
+  "$build/test/unit/PcPortableKernelTests" --gtest_filter='*/cuda:PortableMath*'
+
+# 3. Training curves on cuda against cpu.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sed 's/"dp"=2, "tp"=2/"dp"=1, "tp"=1/' "$root/examples/gpt_tiny_2x2.mlir" \
+  >"$work/gpt1.mlir"
+curves() { # curves MODEL DEVICES-CPU DEVICES-CUDA
+  "$build/bin/pc-run" "$1" --devices "$2" --train --steps 20 --seed 3 \
+    --report "$work/cpu.json" >/dev/null &&
+    "$build/bin/pc-run" "$1" --devices "$3" --train --steps 20 --seed 3 \
+      --report "$work/cuda.json" >/dev/null &&
+    "$python" "$root/test/tools/Inputs/amp_check.py" curves "$work/cuda.json" \
+      "$work/cpu.json" 0.001
+}
+check "tiny GPT, 20 steps: cuda:1 vs cpu:1" curves "$work/gpt1.mlir" cpu:1 cuda:1
+if [ "$gpus" -ge 4 ]; then
+  check "tiny GPT DP2 x TP2, 20 steps: cuda:4 vs cpu:4 (NCCL)" \
+    curves "$root/examples/gpt_tiny_2x2.mlir" cpu:4 cuda:4
+else
+  note "cuda:4 curves: skipped ($gpus GPU)"
+fi
+
+# 4. Benchmarks.
+"$build/bench/pc-bench-device-kernels" --gpu-only | tee "$work/bench.txt"
+mfu() { # mfu NAME GEN-ARGS...: bf16 training throughput on cuda:1
+  local name=$1
+  shift
+  "$python" "$root/bench/gen_gpt.py" --mesh 1x1 "$@" >"$work/m.mlir" || return 1
+  "$build/bin/pc-run" "$work/m.mlir" --devices cuda:1 --train --steps 12 \
+    --mixed-precision bf16 --report "$work/mfu.json" >/dev/null || return 1
+  "$python" - "$work/mfu.json" "$peak" "$name" "$@" <<'EOF'
+import json, sys
+report, peak, name, args = json.load(open(sys.argv[1])), float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+a = dict(zip(args[::2], args[1::2]))
+L, h = int(a["--layers"]), int(a["--hidden"])
+b, s, v = int(a["--batch"]), int(a["--seq"]), int(a["--vocab"])
+params = 12 * L * h * h + v * h
+flops = 6 * params * b * s + 12 * L * b * s * s * h  # weights + attention
+walls = sorted(st["wall_s"] for st in report["steps"][2:])
+step = report.get("steady_step_s") or walls[len(walls) // 2]  # the median
+print(f"{name}: {params/1e6:.0f}M params, {step*1e3:.1f} ms/step, "
+      f"{b*s/step:.0f} tokens/s, MFU {100*flops/step/(peak*1e12):.1f} %")
+EOF
+}
+mfu "tiny GPT" --layers 2 --hidden 256 --heads 8 --batch 8 --seq 128 \
+  --vocab 1024 | tee -a "$work/bench.txt"
+mfu "GPT-2 small" --layers 12 --hidden 768 --heads 12 --batch 8 --seq 1024 \
+  --vocab 50257 | tee -a "$work/bench.txt"
+
+echo
+echo "== gpu-check summary"
+for line in "${summary[@]}"; do echo "  $line"; done
+grep -E "matmul|% of peak|MFU" "$work/bench.txt" | sed 's/^/  /'
+exit $failed
