@@ -22,6 +22,17 @@ config.substitutions.append(("%mlir_include", config.mlir_include_dir))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 if config.pc_have_cuda:
     config.available_features.add("cuda")
+# A GPU this machine can use (the GPU check's machines; not CI's).
+import shutil
+import subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                text=True, timeout=20).stdout
+        if "GPU " in listed:
+            config.available_features.add("gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass
 # A sanitizer build (scripts/sanitize.sh): its libraries need the
 # sanitizer's runtime, which an outside project does not link.
 if config.pc_sanitize:
