@@ -33,6 +33,26 @@ constexpr size_t kStagingBytes = 8 << 20;
 
 //===-- Allocator -------------------------------------------------------===//
 
+namespace {
+/// Makes `device` current on this thread until the guard dies, then the
+/// thread's own again: tensors die, and get made, on threads of any device.
+class CurrentDevice {
+public:
+  explicit CurrentDevice(const CudaDevice &device) {
+    if (cudaGetDevice(&previous) != cudaSuccess)
+      previous = -1;
+    (void)device.makeCurrent();
+  }
+  ~CurrentDevice() {
+    if (previous >= 0)
+      cudaSetDevice(previous);
+  }
+
+private:
+  int previous = -1;
+};
+} // namespace
+
 CudaAllocator::CudaAllocator(CudaDevice &device, int64_t capacity)
     : device(device), capacity(capacity) {}
 
@@ -97,8 +117,7 @@ absl::StatusOr<Buffer> CudaAllocator::allocate(size_t bytes) {
         }
   }
   if (!data) {
-    if (absl::Status s = device.makeCurrent(); !s.ok())
-      return s;
+    CurrentDevice current(device);
     cudaError_t e = cudaMalloc(&data, size);
     if (e == cudaErrorMemoryAllocation) {
       // Give the cache back and try once more.
@@ -122,7 +141,7 @@ absl::StatusOr<Buffer> CudaAllocator::allocate(size_t bytes) {
 void CudaAllocator::release(void *data, size_t bytes) {
   inUse.fetch_sub(static_cast<int64_t>(bytes));
   Block b{data, rounded(bytes), {}};
-  (void)device.makeCurrent();
+  CurrentDevice current(device);
   // Work already queued on any stream may still read the block; work
   // queued after this point cannot.
   for (void *s : device.liveStreams()) {

@@ -59,6 +59,8 @@ std::string ranksOf(std::span<const int64_t> group) {
 
 struct NcclCommunicator::Comm {
   ncclComm_t comm = nullptr;
+  /// Aborted by a failure: never used or destroyed again.
+  bool aborted = false;
   std::vector<int64_t> members;
   int index = 0; // this rank's, in members
 };
@@ -82,7 +84,7 @@ NcclCommunicator::~NcclCommunicator() {
   for (Pending &p : pending)
     cudaEventDestroy(static_cast<cudaEvent_t>(p.event));
   for (auto &[members, c] : comms)
-    if (c->comm) {
+    if (c->comm && !c->aborted) {
       // A communicator whose peers may be gone is aborted, not destroyed
       // (destroying waits for them).
       if (clean)
@@ -103,17 +105,17 @@ void NcclCommunicator::fail(absl::Status why) {
     std::lock_guard<std::mutex> lock(mu);
     if (!failure.ok())
       return;
+    // Set first: no call enqueues on a communicator once it is aborting.
     failure = std::move(why);
     for (auto &[members, c] : comms)
-      if (c->comm)
+      if (c->comm && !c->aborted) {
+        c->aborted = true;
         all.push_back(c->comm);
+      }
   }
   // Kernels waiting for a peer that will not come return once aborted.
   for (ncclComm_t c : all)
     ncclCommAbort(c);
-  std::lock_guard<std::mutex> lock(mu);
-  for (auto &[members, c] : comms)
-    c->comm = nullptr;
 }
 
 absl::Status NcclCommunicator::settle(Comm &c, const char *kind) {
@@ -241,7 +243,8 @@ void NcclCommunicator::watch() {
     absl::Status why;
     for (auto &[members, c] : comms) {
       ncclResult_t state = ncclSuccess;
-      if (c->comm && ncclCommGetAsyncError(c->comm, &state) == ncclSuccess &&
+      if (c->comm && !c->aborted &&
+          ncclCommGetAsyncError(c->comm, &state) == ncclSuccess &&
           state != ncclSuccess && state != ncclInProgress) {
         why = absl::UnavailableError(absl::StrCat(
             "rank ", me, ": NCCL over ranks ", ranksOf(members), ": ",
