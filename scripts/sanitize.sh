@@ -8,7 +8,7 @@
 #                              PC_FUZZ_SECONDS (default 30) from the seeds
 #   scripts/sanitize.sh tsan   clang-22, TSan, in build-tsan: the actor,
 #                              device/communicator, launcher and executor
-#                              tests
+#                              tests, and the portable kernels' tests
 #
 # Ends with one line: "pc sanitize <kind>: ok" or "... FAILED".
 # Environment: PC_SANITIZE_DIR (default: build-<kind>), PC_FUZZ_SECONDS.
@@ -34,7 +34,8 @@ asan)
   ;;
 tsan)
   flags=(-DPC_SANITIZE=thread)
-  targets=(PcActorTests PcDeviceTests PcLauncherTests PcCpuExecutorTests)
+  targets=(PcActorTests PcDeviceTests PcLauncherTests PcCpuExecutorTests
+    PcPortableKernelTests)
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   ;;
 *) fail "unknown kind '$kind'" ;;
@@ -81,7 +82,7 @@ asan)
   ;;
 tsan)
   "$lit" -q "$build_dir/test/unit" || fail "lit"
-  echo "tsan: actor, device, launcher and executor tests passed in $((SECONDS - start)) s"
+  echo "tsan: actor, device, launcher, executor and portable-kernel tests passed in $((SECONDS - start)) s"
   ;;
 esac
 echo "pc sanitize $kind: ok"

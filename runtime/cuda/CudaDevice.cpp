@@ -177,6 +177,25 @@ CudaStream::CudaStream(CudaDevice &device, std::string name)
   if (stream)
     device.addStream(stream);
   worker = std::thread([this] { run(); });
+  completer = std::thread([this] { complete(); });
+}
+
+void CudaStream::complete() {
+  (void)device.makeCurrent();
+  Completions &c = *completions;
+  std::unique_lock<std::mutex> lock(c.mu);
+  for (;;) {
+    c.cv.wait(lock, [&] { return c.stopping || !c.ready.empty(); });
+    if (c.ready.empty())
+      return;
+    auto [fn, status] = std::move(c.ready.front());
+    c.ready.pop_front();
+    lock.unlock();
+    fn(status);
+    lock.lock();
+    --c.outstanding;
+    c.cv.notify_all();
+  }
 }
 
 CudaStream::~CudaStream() {
@@ -186,8 +205,18 @@ CudaStream::~CudaStream() {
   }
   cv.notify_all();
   worker.join();
-  if (stream) {
+  if (stream)
     cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  {
+    // Every launched callback has been handed over (the stream is idle);
+    // run them, then stop.
+    std::unique_lock<std::mutex> lock(completions->mu);
+    completions->cv.wait(lock, [&] { return completions->outstanding == 0; });
+    completions->stopping = true;
+  }
+  completions->cv.notify_all();
+  completer.join();
+  if (stream) {
     device.removeStream(stream);
     cudaStreamDestroy(static_cast<cudaStream_t>(stream));
   }
@@ -265,25 +294,37 @@ namespace {
 struct Callback {
   std::function<void(const absl::Status &)> fn;
   absl::Status status;
+  std::shared_ptr<CudaStream::Completions> to;
 };
-void CUDART_CB runCallback(void *data) {
+/// On CUDA's thread: no CUDA call, only the hand-over.
+void CUDART_CB handOver(void *data) {
   std::unique_ptr<Callback> c(static_cast<Callback *>(data));
-  c->fn(c->status);
+  {
+    std::lock_guard<std::mutex> lock(c->to->mu);
+    c->to->ready.emplace_back(std::move(c->fn), std::move(c->status));
+  }
+  c->to->cv.notify_all();
 }
 } // namespace
 
 void CudaStream::enqueueCallback(std::function<void(const absl::Status &)> fn) {
   control([this, fn = std::move(fn)](const absl::Status &failed) mutable {
-    auto c = std::make_unique<Callback>(Callback{std::move(fn), failed});
+    {
+      std::lock_guard<std::mutex> lock(completions->mu);
+      ++completions->outstanding;
+    }
+    auto c = std::make_unique<Callback>(
+        Callback{std::move(fn), failed, completions});
     cudaError_t e = cudaLaunchHostFunc(static_cast<cudaStream_t>(stream),
-                                       runCallback, c.get());
+                                       handOver, c.get());
     if (e == cudaSuccess) {
       c.release();
       return;
     }
-    // The GPU will not call it: call it now, with the error.
-    c->fn(c->status.ok() ? cudaCheck(e, device.name(), "cudaLaunchHostFunc")
-                         : c->status);
+    // The GPU will not call it: hand it over now, with the error.
+    if (c->status.ok())
+      c->status = cudaCheck(e, device.name(), "cudaLaunchHostFunc");
+    handOver(c.release());
   });
 }
 
@@ -297,6 +338,11 @@ absl::Status CudaStream::synchronize() {
           ? cudaCheck(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)),
                       device.name(), "cudaStreamSynchronize")
           : absl::OkStatus();
+  {
+    // And the callbacks of what ran.
+    std::unique_lock<std::mutex> lock(completions->mu);
+    completions->cv.wait(lock, [&] { return completions->outstanding == 0; });
+  }
   std::lock_guard<std::mutex> lock(mu);
   if (!s.ok() && error.ok())
     error = s;

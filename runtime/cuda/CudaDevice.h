@@ -4,8 +4,10 @@
 //  - streams: a CUDA stream and a host worker that runs the stream's tasks
 //    in order; a task launches asynchronous GPU work on the CUDA stream
 //    (nativeHandle()), so the worker runs ahead of the GPU. Callbacks are
-//    host functions launched on the CUDA stream: they run once the GPU work
-//    queued before them is done.
+//    host functions launched on the CUDA stream, which hand the callback to
+//    the stream's completion thread once the GPU work queued before them is
+//    done: a callback may drop tensors (CUDA calls), which a host function
+//    on CUDA's own thread must not make.
 //  - events: each record is a fresh CUDA event, so that a stream waiting
 //    for one point never waits for a later one (which could wait for it);
 //  - a caching allocator with per-device usage, peak and an optional
@@ -101,6 +103,24 @@ private:
     std::function<void(const absl::Status &)> control;
   };
   void run();
+
+public:
+  /// Callbacks whose GPU work is done, run in order by `completer`.
+  struct Completions {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<
+        std::pair<std::function<void(const absl::Status &)>, absl::Status>>
+        ready;
+    /// Launched and not yet run.
+    int64_t outstanding = 0;
+    bool stopping = false;
+  };
+
+private:
+  void complete();
+  std::shared_ptr<Completions> completions = std::make_shared<Completions>();
+  std::thread completer;
 
   CudaDevice &device;
   std::string streamName;

@@ -22,21 +22,11 @@ namespace pc::runtime::cpu {
 
 using Shape = std::vector<int64_t>;
 
-enum class Binary { Add, Sub, Mul, Div };
-enum class Unary {
-  Neg,
-  Exp,
-  Log,
-  Tanh,
-  Relu,
-  Sigmoid,
-  Gelu,
-  GeluTanh,
-  Sqrt,
-  Erf
-};
-enum class Comparison { Eq, Ne, Lt, Le, Gt, Ge };
-enum class Reduction { Sum, Mean, Max };
+/// The ops' kinds, shared with the device kernels (portable/Math.h).
+using Binary = portable::BinaryOp;
+using Unary = portable::UnaryOp;
+using Comparison = portable::CompareOp;
+using Reduction = portable::Reduction;
 
 /// An error unless `t` holds f32 values; `what` names the kernel.
 absl::Status expectF32(const TensorView &t, const char *what);

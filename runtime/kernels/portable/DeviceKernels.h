@@ -63,8 +63,6 @@ public:
   virtual void *get(size_t bytes) = 0;
 };
 
-enum class Reduction : uint8_t { Sum, Mean, Max };
-
 /// An id or label outside its range: the first position (in element order)
 /// and its value; position -1 when all were inside.
 struct BadIndex {

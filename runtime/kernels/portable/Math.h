@@ -156,6 +156,7 @@ enum class UnaryOp : uint8_t {
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div };
 /// The IR's order (pc.compare's predicate).
 enum class CompareOp : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+enum class Reduction : uint8_t { Sum, Mean, Max };
 
 /// sqrt(2 / pi) and the cubic coefficient of the tanh form of GELU.
 inline constexpr float kGeluK = 0.7978845608028654f;
