@@ -3,9 +3,10 @@
 // A backend is everything the executor needs for one kind of device, and
 // nothing else: how to make a rank's Device, how to make its Communicator,
 // and its kernels. The mesh's device kind (`pc.mesh ... on cuda`) chooses
-// it, per rank. The actor core and the executor know no backend by name: a
-// CUDA backend is a fourth entry of this list, with a CudaDevice, its
-// kernels registered under "cuda", and an NCCL communicator.
+// it, per rank. The actor core and the executor know no backend by name:
+// the CUDA backend is an entry of this list like the CPU one, with a
+// CudaDevice, the portable kernels registered under "cuda", and an NCCL
+// communicator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,7 +55,8 @@ struct Backend {
   std::function<void(KernelRegistry &)> registerKernels;
 };
 
-/// The backends of this build: "cpu" always.
+/// The backends of this build: "cpu" always (its devices may run the
+/// portable kernels, kind "cpu-portable"), "cuda" when built with it.
 std::vector<Backend> availableBackends();
 
 } // namespace pc::runtime
