@@ -39,6 +39,12 @@ struct CudaPolicy {
   template <typename Alloc> static auto on(const Launch &l, Alloc &alloc) {
     return thrust::cuda::par_nosync(alloc).on(stream(l));
   }
+  /// A stable sort of `values` by `keys`: CUB's radix sort.
+  template <typename Alloc>
+  static void sortByKey(const Launch &l, Alloc &alloc, int64_t *keys, int64_t n,
+                        int64_t *values) {
+    thrust::stable_sort_by_key(on(l, alloc), keys, keys + n, values);
+  }
   static void copy(void *dst, const void *src, size_t bytes, const Launch &l) {
     check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream(l)),
           "cudaMemcpyAsync");

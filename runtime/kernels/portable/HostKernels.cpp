@@ -27,6 +27,15 @@ struct HostPolicy {
   template <typename Alloc> static auto on(const Launch &, Alloc &alloc) {
     return thrust::cpp::par(alloc);
   }
+  /// A stable sort of `values` by `keys`. Thrust's sequential radix sort
+  /// (what the CPP system takes for integer keys) upcasts a null policy,
+  /// which UBSan reports; a comparison sort with the same order does not.
+  template <typename Alloc>
+  static void sortByKey(const Launch &l, Alloc &alloc, int64_t *keys, int64_t n,
+                        int64_t *values) {
+    thrust::stable_sort_by_key(on(l, alloc), keys, keys + n, values,
+                               [](int64_t a, int64_t b) { return a < b; });
+  }
   static void toHost(void *dst, const void *src, size_t bytes, const Launch &) {
     std::memcpy(dst, src, bytes);
   }

@@ -8,6 +8,8 @@
 //   static auto on(const Launch &, Alloc &);   the same, temporaries from Alloc
 //   static void copy(void *, const void *, size_t, const Launch &);
 //                                              a copy, queued
+//   static void sortByKey(const Launch &, Alloc &, int64_t *keys, int64_t n,
+//                         int64_t *values);   a stable sort by key
 //   static void toHost(void *, const void *, size_t, const Launch &);
 //                                              a copy to the host, waited for
 //   static void fromHost(void *, const void *, size_t);
@@ -872,8 +874,7 @@ public:
     ScratchAllocator alloc{&scratch};
     if (count > 0) {
       thrust::sequence(Policy::on(l), positions, positions + count);
-      thrust::stable_sort_by_key(Policy::on(l, alloc), keys, keys + count,
-                                 positions);
+      Policy::sortByKey(l, alloc, keys, count, positions);
     }
     onFloat(t, [&](auto z) {
       using T = decltype(z);
