@@ -16,11 +16,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/kernels/portable/DeviceKernels.h"
 #include "bench/Timing.h"
 #include "runtime/device/HostTensor.h"
 #include "runtime/kernels/CpuKernels.h"
 #include "runtime/kernels/OneDnn.h"
-#include "runtime/kernels/portable/DeviceKernels.h"
 
 #if PC_HAVE_CUDA
 #include "runtime/cuda/CudaKernels.h"
@@ -106,16 +106,18 @@ void hostBench() {
   row("gelu (tanh), 4M f32",
       pc::bench::best(runs, [&] { (void)gelu.run(a, out); }),
       pc::bench::best(runs, [&] {
-        k->unary(l, portable::UnaryOp::GeluTanh, portable::Elem::F32,
-                 a.data(), out.data(), n);
+        k->unary(l, portable::UnaryOp::GeluTanh, portable::Elem::F32, a.data(),
+                 out.data(), n);
       }));
   const int64_t rows = 4096, width = 1024;
   HostTensor x = random({rows, width}, 4), y = random({rows, width}, 5),
              g = random({width}, 6), bt = random({width}, 7);
-  row("layer norm, 4096x1024", pc::bench::best(runs, [&] {
-        TensorView beta(bt);
-        (void)cpu::normalize(x, 1, g, &beta, 1e-5f, false, y);
-      }),
+  row("layer norm, 4096x1024",
+      pc::bench::best(runs,
+                      [&] {
+                        TensorView beta(bt);
+                        (void)cpu::normalize(x, 1, g, &beta, 1e-5f, false, y);
+                      }),
       pc::bench::best(runs, [&] {
         k->normalize(l, portable::Elem::F32, x.data(), g.data(), bt.data(),
                      y.data(), rows, width, 1e-5f, false);
@@ -133,9 +135,12 @@ void hostBench() {
     v.as<float>()[i] = std::abs(v.as<float>()[i]);
   portable::AdamConstants c{0.9f, 0.1f, 0.999f, 0.001f, 1e-8f, 0.01f};
   float lr = 1e-3f, c1 = 0.1f, c2 = 0.001f;
-  row("adamw, 4M f32", pc::bench::best(runs, [&] {
-        (void)cpu::adamUpdate(a, b, m, v, lr, c1, c2, c, w2, m2, v2);
-      }),
+  row("adamw, 4M f32",
+      pc::bench::best(runs,
+                      [&] {
+                        (void)cpu::adamUpdate(a, b, m, v, lr, c1, c2, c, w2, m2,
+                                              v2);
+                      }),
       pc::bench::best(runs, [&] {
         k->adam(l, a.as<float>(), b.as<float>(), m.as<float>(), v.as<float>(),
                 &lr, &c1, &c2, c, w2.as<float>(), m2.as<float>(),
@@ -194,8 +199,8 @@ template <typename Fn> double gpuTime(cudaStream_t s, int reps, Fn fn) {
 
 /// A bare cuBLASLt product of n x n matrices (row-major, as the backend
 /// calls it), its heuristic's first algorithm.
-double bareLt(cudaStream_t s, cudaDataType_t type, int64_t n, void *a,
-              void *b, void *c, void *ws, size_t wsBytes) {
+double bareLt(cudaStream_t s, cudaDataType_t type, int64_t n, void *a, void *b,
+              void *c, void *ws, size_t wsBytes) {
   cublasLtHandle_t h;
   cublasLtCreate(&h);
   cublasLtMatmulDesc_t op;
@@ -256,9 +261,8 @@ void gpuBench() {
     cudaMemset(b, 0, bytes);
     portable::MatmulShape shape;
     shape.m = shape.n = shape.k = n;
-    double ours = gpuTime(s, 10, [&] {
-      k->matmul(l, elem, a, b, elem, c, shape, scratch);
-    });
+    double ours = gpuTime(
+        s, 10, [&] { k->matmul(l, elem, a, b, elem, c, shape, scratch); });
     double bare = bareLt(s, type, n, a, b, c, ws, 32 << 20);
     std::printf("matmul 4096^3 %-5s backend %.3f ms (%.0f TFLOP/s), bare "
                 "cuBLASLt %.3f ms: %.2fx (target >= 0.9)\n",
@@ -278,20 +282,27 @@ void gpuBench() {
                 "%%)\n",
                 op, t * 1e3, moved / t / 1e9, 100 * moved / t / peak);
   };
-  report("add, 64 MiB f32", gpuTime(s, 20, [&] {
-           k->binary(l, portable::BinaryOp::Add, portable::Elem::F32, x,
-                     contiguous({elems}), y, contiguous({elems}), z, elems);
-         }),
+  report("add, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->binary(l, portable::BinaryOp::Add, portable::Elem::F32, x,
+                             contiguous({elems}), y, contiguous({elems}), z,
+                             elems);
+                 }),
          3.0 * elems * 4);
-  report("layer norm, 64 MiB f32", gpuTime(s, 20, [&] {
-           k->normalize(l, portable::Elem::F32, x, g, bt, z, rows, width,
-                        1e-5f, false);
-         }),
+  report("layer norm, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->normalize(l, portable::Elem::F32, x, g, bt, z, rows,
+                                width, 1e-5f, false);
+                 }),
          2.0 * elems * 4);
-  report("softmax, 64 MiB f32", gpuTime(s, 20, [&] {
-           k->softmax(l, portable::Elem::F32, x, z, rows, width, 1, false,
-                      false, 1);
-         }),
+  report("softmax, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->softmax(l, portable::Elem::F32, x, z, rows, width, 1,
+                              false, false, 1);
+                 }),
          2.0 * elems * 4);
   cudaStreamDestroy(s);
 }

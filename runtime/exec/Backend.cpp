@@ -19,31 +19,39 @@
 namespace pc::runtime {
 
 #if PC_HAVE_CUDA
+/// How long a rank waits for a group's NCCL initialisation or for a call to
+/// complete before it aborts its communicators and fails the run.
+constexpr double kNcclTimeoutSeconds = 300;
+
+/// The GPU of global rank `rank`: the process's GPU `rank` modulo the GPUs
+/// it sees.
+static absl::StatusOr<int> gpuOf(int64_t rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", rank,
+        " runs on a CUDA device, and this process sees none (no GPU, no "
+        "driver, or CUDA_VISIBLE_DEVICES is empty)"));
+  }
+  return static_cast<int>(rank % count);
+}
+
 /// GPUs: one CudaDevice per rank, the portable kernels built by nvcc. Rank
 /// r runs on the process's GPU r modulo the GPUs it sees, so that one
 /// process per GPU (CUDA_VISIBLE_DEVICES set per process, or one GPU each)
 /// and one process with N GPUs both work. Making the backend touches no
 /// GPU: a machine without one fails only when a rank asks for a device.
-/// How long a rank waits for a group's NCCL initialisation or for a call to
-/// complete before it aborts its communicators and fails the run.
-constexpr double kNcclTimeoutSeconds = 300;
-
 static Backend cudaBackend() {
   Backend gpu;
   gpu.kind = "cuda";
   gpu.makeDevice = [](int64_t rank, const DeviceOptions &options)
       -> absl::StatusOr<std::unique_ptr<Device>> {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      return absl::FailedPreconditionError(absl::StrCat(
-          "rank ", rank,
-          " runs on a CUDA device, and this process sees none (no GPU, no "
-          "driver, or CUDA_VISIBLE_DEVICES is empty)"));
-    }
-    int ordinal = static_cast<int>(rank % count);
+    absl::StatusOr<int> gpu = gpuOf(rank);
+    if (!gpu.ok())
+      return gpu.status();
     absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> d =
-        cuda::CudaDevice::create(ordinal, absl::StrCat("cuda:", ordinal),
+        cuda::CudaDevice::create(*gpu, absl::StrCat("cuda:", *gpu),
                                  options.capacity);
     if (!d.ok())
       return d.status();
@@ -57,12 +65,11 @@ static Backend cudaBackend() {
     absl::StatusOr<std::unique_ptr<Communicator>> host = world.endpoint(rank);
     if (!host.ok())
       return host.status();
-    int count = 1;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-      count = 1;
+    absl::StatusOr<int> gpu = gpuOf(rank);
+    if (!gpu.ok())
+      return gpu.status();
     return std::unique_ptr<Communicator>(
-        std::make_unique<cuda::NcclCommunicator>(*std::move(host), rank,
-                                                 static_cast<int>(rank % count),
+        std::make_unique<cuda::NcclCommunicator>(*std::move(host), rank, *gpu,
                                                  kNcclTimeoutSeconds));
   };
   std::shared_ptr<portable::DeviceKernels> kernels = cuda::makeCudaKernels();

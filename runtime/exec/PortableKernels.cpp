@@ -30,8 +30,6 @@ namespace {
 
 using namespace portable_binding;
 
-CommType typeOf(const Tensor &t) { return t.type; }
-
 //===-- Elementwise -----------------------------------------------------===//
 
 void addElementwise(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
@@ -279,7 +277,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
           const Tensor &ids = *io.inputs[0], &table = *io.inputs[1];
           return withScratch(io, [&](portable::Scratch &s) -> absl::Status {
             portable::BadIndex bad =
-                k->embedding(launchOf(io), elemOf(t.type), elemOf(typeOf(ids)),
+                k->embedding(launchOf(io), elemOf(t.type), elemOf(ids.type),
                              ids.data(), ids.numel(), table.data(),
                              table.shape[0], table.shape[1], zero, t.data(), s);
             if (bad.position < 0)
@@ -296,9 +294,9 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                  const Tensor &ids = *io.inputs[0];
                  return withScratch(io, [&](portable::Scratch &s) {
                    k->embeddingGrad(launchOf(io), elemOf(t.type),
-                                    elemOf(typeOf(ids)), ids.data(),
-                                    ids.numel(), io.inputs[1]->data(),
-                                    t.shape[0], t.shape[1], t.data(), s);
+                                    elemOf(ids.type), ids.data(), ids.numel(),
+                                    io.inputs[1]->data(), t.shape[0],
+                                    t.shape[1], t.data(), s);
                    return absl::OkStatus();
                  });
                };
@@ -307,7 +305,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
              simple<OneHotOp>([k](OneHotOp) {
                return [=](KernelIO &io, Tensor &t) {
                  const Tensor &labels = *io.inputs[0];
-                 k->oneHot(launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
+                 k->oneHot(launchOf(io), elemOf(t.type), elemOf(labels.type),
                            labels.data(), labels.numel(), t.shape.back(),
                            t.data());
                  return absl::OkStatus();
@@ -318,7 +316,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                return [=](KernelIO &io, Tensor &t) {
                  const Tensor &values = *io.inputs[0], &labels = *io.inputs[1];
                  k->pickLabels(launchOf(io), elemOf(t.type),
-                               elemOf(typeOf(labels)), values.data(),
+                               elemOf(labels.type), values.data(),
                                labels.data(), labels.numel(),
                                values.shape.back(), t.data());
                  return absl::OkStatus();
@@ -331,7 +329,7 @@ void addLabels(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
           const Tensor &logits = *io.inputs[0], &labels = *io.inputs[1];
           return withScratch(io, [&](portable::Scratch &s) -> absl::Status {
             portable::BadIndex bad = k->crossEntropy(
-                launchOf(io), elemOf(t.type), elemOf(typeOf(labels)),
+                launchOf(io), elemOf(t.type), elemOf(labels.type),
                 logits.data(), labels.data(), labels.numel(),
                 logits.shape.back(), t.data(), s);
             if (bad.position < 0)

@@ -262,7 +262,7 @@ void addOptimizers(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
                portable::AdamConstants constants = adamConstants(a);
                // The codes' values, on the device once: the signed map, then
                // the unsigned one.
-               HostTensor host = (HostTensor::zeros({2, 256}, CommType::F32));
+               HostTensor host = HostTensor::zeros({2, 256}, CommType::F32);
                std::memcpy(host.data(), cpu::quantMap(true).data(), 256 * 4);
                std::memcpy(host.data() + 256 * 4, cpu::quantMap(false).data(),
                            256 * 4);
