@@ -11,7 +11,10 @@ if(PC_HAVE_CUDA)
 endif()
 install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(TARGETS pc-opt pc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS pc-opt pc-run pc-plan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# pc-plan's cluster specs, which it finds by name next to its binary.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/planner/clusters/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/pc/clusters FILES_MATCHING PATTERN "*.json")
 # The public headers and the few they include.
 foreach(header api/Graph.h api/Program.h api/Files.h api/Trace.h dialect/Sharding.h
     runtime/device/HostTensor.h runtime/comm/Communicator.h

@@ -1,0 +1,80 @@
+//===- ClusterSpec.h - The machines a plan runs on --------------*- C++ -*-===//
+//
+// A cluster spec is a JSON file describing the devices, their memory and
+// links: what the planner's cost model needs to predict a step. The format
+// is documented in docs/planning.md; specs for DGX A100, H100 and H200, a
+// PCIe box and this machine's CPU virtual devices ship in planner/clusters.
+//
+// Bandwidths are bytes per second in one direction, per device; latencies
+// are seconds. The efficiencies say what fraction of a peak real kernels
+// and collectives reach, so that the peaks stay the datasheet's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_PLANNER_CLUSTERSPEC_H
+#define PC_PLANNER_CLUSTERSPEC_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace pc::planner {
+
+/// A link between devices, per device and direction.
+struct Link {
+  double bandwidth = 0; // bytes/s
+  double latency = 0;   // s
+};
+
+struct ClusterSpec {
+  std::string name;
+  int64_t nodes = 1;
+  int64_t devicesPerNode = 1;
+
+  // The device.
+  std::string deviceName;
+  /// Dense peak FLOP/s per dtype ("bf16", "f16", "f32", ...).
+  std::map<std::string, double> peakFlops;
+  double memoryBytes = 0;     // HBM capacity
+  double memoryBandwidth = 0; // HBM bytes/s
+
+  /// Between devices of one node ("nvlink", "pcie", "shared-memory").
+  std::string intraNodeKind;
+  Link intraNode;
+  /// Between nodes: each device's share of its node's network.
+  Link interNode;
+
+  // The host, for offload.
+  Link hostLink;               // device <-> host memory, per device
+  double hostMemoryBytes = 0;  // per node
+  double hostAdamRate = 0;     // parameters/s one device's host cores update
+
+  // What real kernels reach of the peaks.
+  double matmulEfficiency = 1;     // of peakFlops, on large products
+  double memoryEfficiency = 1;     // of memoryBandwidth
+  double collectiveEfficiency = 1; // of link bandwidth
+  double kernelLatency = 0;        // s per kernel launch
+  /// The share of memoryBytes a plan may use (the rest: context,
+  /// workspaces, fragmentation).
+  double usableMemory = 1;
+
+  int64_t devices() const { return nodes * devicesPerNode; }
+  /// The peak of `dtype`; an error names the spec and the dtype.
+  llvm::Expected<double> peak(llvm::StringRef dtype) const;
+};
+
+/// Parses a spec; `source` names it in errors ("dgx-a100.json").
+llvm::Expected<ClusterSpec> parseClusterSpec(llvm::StringRef json,
+                                             llvm::StringRef source);
+/// Reads and parses the file at `path`.
+llvm::Expected<ClusterSpec> loadClusterSpec(llvm::StringRef path);
+
+/// Parses a size: bytes, or a number with a unit (KB, MB, GB, TB: powers of
+/// ten; KiB, MiB, GiB, TiB: of two).
+llvm::Expected<double> parseBytes(llvm::StringRef text);
+
+} // namespace pc::planner
+
+#endif // PC_PLANNER_CLUSTERSPEC_H
