@@ -88,8 +88,8 @@ std::optional<double> parseQuantity(llvm::StringRef text, Quantity q) {
                                 {"Gb/s", 1e9 / 8},
                                 {"Tb/s", 1e12 / 8}});
   case Quantity::Seconds:
-    return parseWithUnit(
-        text, {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}});
+    return parseWithUnit(text,
+                         {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}});
   case Quantity::Flops:
     return parseWithUnit(text, {{"FLOP/s", 1},
                                 {"GFLOP/s", 1e9},
@@ -213,8 +213,8 @@ llvm::Error readLink(Reader &parent, llvm::StringRef key, Link &link,
   if (kind)
     if (llvm::Error e = r.string("kind", *kind))
       return e;
-  if (llvm::Error e = r.quantity("bandwidth", Quantity::Bandwidth,
-                                 link.bandwidth))
+  if (llvm::Error e =
+          r.quantity("bandwidth", Quantity::Bandwidth, link.bandwidth))
     return e;
   if (llvm::Error e = r.quantity("latency", Quantity::Seconds, link.latency))
     return e;

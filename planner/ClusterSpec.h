@@ -47,9 +47,9 @@ struct ClusterSpec {
   Link interNode;
 
   // The host, for offload.
-  Link hostLink;               // device <-> host memory, per device
-  double hostMemoryBytes = 0;  // per node
-  double hostAdamRate = 0;     // parameters/s one device's host cores update
+  Link hostLink;              // device <-> host memory, per device
+  double hostMemoryBytes = 0; // per node
+  double hostAdamRate = 0;    // parameters/s one device's host cores update
 
   // What real kernels reach of the peaks.
   double matmulEfficiency = 1;     // of peakFlops, on large products

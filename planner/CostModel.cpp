@@ -28,9 +28,10 @@ Group axisGroup(int64_t size, int64_t stride, int64_t devicesPerNode) {
   g.size = size;
   // Members at `stride` apart: a node of D devices holds D / stride of
   // them when the stride is below D, else one.
-  g.perNode = stride >= devicesPerNode
-                  ? 1
-                  : std::min(size, std::max<int64_t>(1, devicesPerNode / stride));
+  g.perNode =
+      stride >= devicesPerNode
+          ? 1
+          : std::min(size, std::max<int64_t>(1, devicesPerNode / stride));
   return g;
 }
 

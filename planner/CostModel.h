@@ -1,4 +1,5 @@
-//===- CostModel.h - Time of kernels and collectives on a cluster -*- C++ -*-===//
+//===- CostModel.h - Time of kernels and collectives on a cluster -*- C++
+//-*-===//
 //
 // The planner's cost model, configured from a cluster spec:
 //  - a kernel takes max(FLOPs / (peak * matmul efficiency),

@@ -54,11 +54,11 @@ struct Preset {
 // GPT-3 (Brown et al. 2020, Table 2.1) and Korthikanti et al. (2022),
 // Table 3. Sequence 2048 and vocabulary 51200 unless overridden.
 constexpr Preset kPresets[] = {
-    {"gpt3-125m", 12, 768, 12},      {"gpt3-350m", 24, 1024, 16},
-    {"gpt3-760m", 24, 1536, 16},     {"gpt3-1.3b", 24, 2048, 16},
-    {"gpt3-2.7b", 32, 2560, 32},     {"gpt3-6.7b", 32, 4096, 32},
-    {"gpt3-13b", 40, 5120, 40},      {"gpt3-175b", 96, 12288, 96},
-    {"megatron-22b", 48, 6144, 64},  {"megatron-175b", 96, 12288, 96},
+    {"gpt3-125m", 12, 768, 12},         {"gpt3-350m", 24, 1024, 16},
+    {"gpt3-760m", 24, 1536, 16},        {"gpt3-1.3b", 24, 2048, 16},
+    {"gpt3-2.7b", 32, 2560, 32},        {"gpt3-6.7b", 32, 4096, 32},
+    {"gpt3-13b", 40, 5120, 40},         {"gpt3-175b", 96, 12288, 96},
+    {"megatron-22b", 48, 6144, 64},     {"megatron-175b", 96, 12288, 96},
     {"megatron-530b", 105, 20480, 128}, {"megatron-1t", 128, 25600, 160},
 };
 

@@ -50,7 +50,7 @@ SimOp collective(const char *name, CollectiveKind kind, Axis axis,
 
 /// Shapes of one micro-batch on one tensor-parallel rank.
 struct Shapes {
-  double T;  // tokens: micro-batch size * sequence
+  double T; // tokens: micro-batch size * sequence
   double s, h, f, a, t, V;
   double e;    // bytes of an activation element
   double tokN; // tokens the norms, dropouts and residuals see
@@ -69,8 +69,8 @@ struct Product {
 std::vector<Product> products(const Shapes &x) {
   double T = x.T, h = x.h, f = x.f, t = x.t, e = x.e, S = x.scores();
   return {
-      {"qkv", 2 * T * h * 3 * h / t, (T * h + 3 * h * h / t + 3 * T * h / t) * e,
-       true},
+      {"qkv", 2 * T * h * 3 * h / t,
+       (T * h + 3 * h * h / t + 3 * T * h / t) * e, true},
       {"scores", 2 * T * x.s * h / t, (2 * T * h / t + S) * e, false},
       {"attn-values", 2 * T * x.s * h / t, (S + 2 * T * h / t) * e, false},
       {"proj", 2 * T * h * h / t, (T * h / t + h * h / t + T * h) * e, true},
@@ -95,7 +95,9 @@ SimOp tpCollective(const Shapes &x, bool gather) {
 std::vector<SimOp> layerForward(const Shapes &x) {
   std::vector<Product> p = products(x);
   double S = x.scores(), e = x.e, nh = x.tokN * x.h;
-  auto mm = [&](int i) { return kernel(p[i].name, p[i].flops, p[i].bytes, true); };
+  auto mm = [&](int i) {
+    return kernel(p[i].name, p[i].flops, p[i].bytes, true);
+  };
   std::vector<SimOp> ops;
   ops.push_back(kernel("layer-norm", 0, 2 * nh * e, false));
   if (x.sp)
@@ -136,12 +138,12 @@ void layerBackward(const Shapes &x, std::vector<SimOp> &B,
                    std::vector<SimOp> &W) {
   std::vector<Product> p = products(x);
   double S = x.scores(), e = x.e, nh = x.tokN * x.h;
-  static const char *const kDgrad[] = {"qkv dgrad", "scores dgrad",
+  static const char *const kDgrad[] = {"qkv dgrad",         "scores dgrad",
                                        "attn-values dgrad", "proj dgrad",
-                                       "fc1 dgrad", "fc2 dgrad"};
-  static const char *const kWgrad[] = {"qkv wgrad", "scores dgrad",
+                                       "fc1 dgrad",         "fc2 dgrad"};
+  static const char *const kWgrad[] = {"qkv wgrad",         "scores dgrad",
                                        "attn-values dgrad", "proj wgrad",
-                                       "fc1 wgrad", "fc2 wgrad"};
+                                       "fc1 wgrad",         "fc2 wgrad"};
   auto dgrad = [&](int i) {
     B.push_back(kernel(kDgrad[i], p[i].flops, p[i].bytes, true));
     if (!p[i].weights) // both operands are activations
@@ -217,12 +219,11 @@ void head(const Shapes &x, ChunkProgram &c) {
       kernel("cross-entropy bwd", 0, 2 * T * Vt * 4, false));
   c.backwardInput.push_back(kernel("head dgrad", headFlops, headBytes, true));
   if (x.t > 1)
-    c.backwardInput.push_back(x.sp ? collective("sp reduce-scatter",
-                                                CollectiveKind::ReduceScatter,
-                                                Axis::Tensor, T * h * e)
-                                   : collective("tp all-reduce",
-                                                CollectiveKind::AllReduce,
-                                                Axis::Tensor, T * h * e));
+    c.backwardInput.push_back(
+        x.sp ? collective("sp reduce-scatter", CollectiveKind::ReduceScatter,
+                          Axis::Tensor, T * h * e)
+             : collective("tp all-reduce", CollectiveKind::AllReduce,
+                          Axis::Tensor, T * h * e));
   c.backwardInput.push_back(
       kernel("final layer-norm bwd", 0, 3 * x.tokN * h * e, false));
   c.backwardWeight.push_back(kernel("head wgrad", headFlops, headBytes, true));

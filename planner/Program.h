@@ -1,4 +1,5 @@
-//===- Program.h - A device's work in one step, as the simulator sees it -*- C++ -*-===//
+//===- Program.h - A device's work in one step, as the simulator sees it -*- C++
+//-*-===//
 //
 // The per-device program of a strategy: for each model stage (chunk) the
 // kernels and collectives of its forward (F), its input-gradient backward

@@ -157,9 +157,9 @@ llvm::Expected<SearchResult> search(const TransformerSpec &m, Simulator &sim,
     result.best.push_back(std::move(*s));
   }
   std::stable_sort(result.best.begin(), result.best.end(), better);
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - begin)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
   return result;
 }
 

@@ -39,11 +39,11 @@ Group groupOf(const SimOp &op, const Strategy &st, int64_t perNode) {
 }
 
 double opTime(const SimOp &op, const CostModel &cost, const Strategy &st) {
-  double one = op.collective
-                   ? cost.collective(op.kind, op.bytes,
-                                     groupOf(op, st,
-                                             cost.getSpec().devicesPerNode))
-                   : cost.kernel(op.flops, op.bytes, op.matmul);
+  double one =
+      op.collective
+          ? cost.collective(op.kind, op.bytes,
+                            groupOf(op, st, cost.getSpec().devicesPerNode))
+          : cost.kernel(op.flops, op.bytes, op.matmul);
   return one * double(op.count);
 }
 
@@ -185,8 +185,7 @@ std::string Simulator::check(const TransformerSpec &m,
     return "tp " + n(st.tp) + " does not divide the " + n(m.heads) +
            " heads and the MLP's " + n(m.ffnWidth()) + " units";
   if (st.modelStages() > m.layers)
-    return n(st.modelStages()) + " model stages for " + n(m.layers) +
-           " layers";
+    return n(st.modelStages()) + " model stages for " + n(m.layers) + " layers";
   if (st.virtualStages > 1) {
     if (st.schedule != pipeline::ScheduleKind::Interleaved)
       return "virtual stages need the interleaved schedule";
@@ -204,15 +203,13 @@ std::string Simulator::check(const TransformerSpec &m,
   if (st.offloadOptimizer && spec.hostAdamRate <= 0)
     return "the cluster spec '" + spec.name + "' has no host to offload to";
   if (!spec.peakFlops.count(st.dtype))
-    return "the cluster spec '" + spec.name + "' gives no peak for " +
-           st.dtype;
+    return "the cluster spec '" + spec.name + "' gives no peak for " + st.dtype;
   return {};
 }
 
-const pipeline::Schedule &
-Simulator::schedule(const pipeline::ScheduleSpec &s) {
-  auto key = std::make_tuple(int(s.kind), s.devices, s.microBatches,
-                             s.virtualStages);
+const pipeline::Schedule &Simulator::schedule(const pipeline::ScheduleSpec &s) {
+  auto key =
+      std::make_tuple(int(s.kind), s.devices, s.microBatches, s.virtualStages);
   auto &slot = schedules[key];
   if (!slot)
     slot = std::make_unique<pipeline::Schedule>(pipeline::buildSchedule(s));
@@ -351,8 +348,8 @@ llvm::Expected<Simulation> Simulator::simulate(const TransformerSpec &m,
       if (ta.action.kind != pipeline::ActionKind::F)
         window = ta.end - ta.start; // the last backward action
     }
-    ends[d] = end + tailTime(prog.tails[d], cost, st, window,
-                             mem[d].host / 8, &r.time);
+    ends[d] = end + tailTime(prog.tails[d], cost, st, window, mem[d].host / 8,
+                             &r.time);
   }
   sim.stepTime = *std::max_element(ends.begin(), ends.end());
   sim.critical = std::max_element(ends.begin(), ends.end()) - ends.begin();
@@ -428,7 +425,7 @@ llvm::Expected<double> Simulator::estimate(const TransformerSpec &m,
 std::string formatSimulation(const Simulation &s) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  const char *cats[] = {"compute", "tp comm", "pp comm", "dp comm",
+  const char *cats[] = {"compute",   "tp comm", "pp comm", "dp comm",
                         "optimizer", "offload", "idle"};
   os << "stage  memory(GB)  weights  grads  optim  activ  in-flight";
   for (const char *c : cats)

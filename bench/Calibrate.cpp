@@ -1,0 +1,192 @@
+//===- Calibrate.cpp - A cluster spec for this machine's CPU devices ------===//
+//
+//   build/bench/pc-bench-calibrate [--devices N] >
+//   planner/clusters/cpu-virtual.json
+//
+// Measures what the planner's cost model needs for N CPU virtual devices
+// in one process, all running at once as they do in pc-run: each device's
+// large-matmul rate (OpenBLAS sgemm, with the device's share of the
+// cores), its memory bandwidth (memcpy), the per-call overhead of a tiny
+// kernel, and the shared-memory communicator's all-reduce latency and
+// bandwidth. Writes the cluster spec (docs/planning.md) to stdout. The
+// measured matmul rate is the spec's peak, so its matmul efficiency is 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/World.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern "C" void openblas_set_num_threads(int);
+
+using namespace pc::runtime;
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Runs `work(device)` on every device at once; the slowest device's time,
+/// best of `rounds`.
+double concurrently(int devices, int rounds,
+                    const std::function<void(int)> &work) {
+  double best = 1e30;
+  for (int r = 0; r < rounds; ++r) {
+    std::barrier sync(devices + 1);
+    std::vector<std::thread> threads;
+    for (int d = 0; d < devices; ++d)
+      threads.emplace_back([&, d] {
+        sync.arrive_and_wait();
+        work(d);
+      });
+    double t0 = now();
+    sync.arrive_and_wait();
+    for (std::thread &t : threads)
+      t.join();
+    best = std::min(best, now() - t0);
+  }
+  return best;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int devices = 2;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--devices" && i + 1 < argc)
+      devices = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr,
+                   "usage: pc-bench-calibrate [--devices N] > spec.json\n");
+      return 2;
+    }
+  }
+  if (devices < 1) {
+    std::fprintf(stderr, "pc-bench-calibrate: --devices must be positive\n");
+    return 2;
+  }
+  const int cores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const int threads = std::max(1, cores / devices);
+  openblas_set_num_threads(threads);
+
+  // Large products: 1024^3 per call.
+  const int n = 1024, calls = 3;
+  std::vector<std::vector<float>> a(devices), c(devices);
+  for (int d = 0; d < devices; ++d) {
+    a[d].assign(size_t(n) * n, 1.0f / n);
+    c[d].assign(size_t(n) * n, 0.0f);
+  }
+  double mm = concurrently(devices, 3, [&](int d) {
+    for (int i = 0; i < calls; ++i)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+                  a[d].data(), n, a[d].data(), n, 0.0f, c[d].data(), n);
+  });
+  double flops = 2.0 * n * n * n * calls / mm;
+
+  // Memory: copies of 64 MiB (each byte read once and written once).
+  const size_t bytes = size_t(64) << 20;
+  std::vector<std::vector<char>> src(devices), dst(devices);
+  for (int d = 0; d < devices; ++d) {
+    src[d].assign(bytes, 1);
+    dst[d].assign(bytes, 0);
+  }
+  double copy = concurrently(devices, 5, [&](int d) {
+    for (int i = 0; i < 4; ++i)
+      std::memcpy(dst[d].data(), src[d].data(), bytes);
+  });
+  double bandwidth = 2.0 * double(bytes) * 4 / copy;
+
+  // A tiny kernel's overhead: an 8x8x8 product.
+  const int tiny = 2000;
+  double small = concurrently(devices, 3, [&](int d) {
+    for (int i = 0; i < tiny; ++i)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 8, 8, 8, 1.0f,
+                  a[d].data(), 8, a[d].data(), 8, 0.0f, c[d].data(), 8);
+  });
+  double latency = small / tiny;
+
+  // The communicator: all-reduce of 1 KiB (latency) and 64 MiB (bandwidth).
+  double alpha = 0, beta = 0;
+  if (devices > 1) {
+    std::unique_ptr<World> world = makeInProcessWorld();
+    if (!world->beginRun(devices).ok()) {
+      std::fprintf(stderr, "pc-bench-calibrate: no in-process world\n");
+      return 1;
+    }
+    std::vector<std::unique_ptr<Communicator>> comms;
+    for (int d = 0; d < devices; ++d) {
+      auto e = world->endpoint(d);
+      if (!e.ok()) {
+        std::fprintf(stderr, "%s\n", e.status().ToString().c_str());
+        return 1;
+      }
+      comms.push_back(std::move(*e));
+    }
+    std::vector<int64_t> group(devices);
+    for (int d = 0; d < devices; ++d)
+      group[d] = d;
+    auto allReduce = [&](int64_t count, int reps) {
+      std::vector<std::vector<float>> data(devices,
+                                           std::vector<float>(count, 1.0f));
+      return concurrently(devices, 3,
+                          [&](int d) {
+                            for (int i = 0; i < reps; ++i)
+                              (void)comms[d]->allReduce(
+                                  data[d].data(), count, CommType::F32,
+                                  pc::ReduceKind::Sum, group);
+                          }) /
+             reps;
+    };
+    const double m = devices;
+    double tSmall = allReduce(256, 200);
+    double big = double(size_t(64) << 20);
+    double tBig = allReduce(int64_t(big / 4), 3);
+    alpha = tSmall / (2 * (m - 1));
+    beta = 2 * (m - 1) / m * big / std::max(1e-9, tBig - 2 * (m - 1) * alpha);
+  }
+
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  double memory = double(pages) * double(pageSize) / devices;
+  std::printf("{\n"
+              "  \"name\": \"%d CPU virtual devices (%d threads each), "
+              "calibrated by pc-bench-calibrate\",\n"
+              "  \"nodes\": 1,\n"
+              "  \"devices_per_node\": %d,\n"
+              "  \"device\": {\n"
+              "    \"name\": \"CPU virtual device\",\n"
+              "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
+              "    \"memory\": %.4g,\n"
+              "    \"memory_bandwidth\": %.4g\n"
+              "  },\n",
+              devices, threads, devices, flops, flops, memory, bandwidth);
+  if (devices > 1)
+    std::printf("  \"intra_node\": {\"kind\": \"shared-memory\", "
+                "\"bandwidth\": %.4g, \"latency\": %.4g},\n",
+                beta, alpha);
+  std::printf("  \"efficiency\": {\n"
+              "    \"matmul\": 1,\n"
+              "    \"memory\": 1,\n"
+              "    \"collective\": 1,\n"
+              "    \"kernel_latency\": %.4g,\n"
+              "    \"usable_memory\": 0.8\n"
+              "  }\n"
+              "}\n",
+              latency);
+  return 0;
+}
