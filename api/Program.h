@@ -112,6 +112,14 @@ struct CompileOptions {
     bool optimizer = false;
     bool parameters = false;
   } offload;
+  /// Auto-parallel (docs/planning.md, --pc-auto-parallel): choose the
+  /// layout of every value the graph leaves unannotated for the least
+  /// predicted step time, within deviceMemory; `cluster` is a cluster spec
+  /// (JSON) for the devices' rates (empty: this machine's CPU devices).
+  struct AutoParallel {
+    bool enabled = false;
+    std::string cluster;
+  } autoParallel;
   /// Bytes of memory per device (0: no limit). A program whose predicted
   /// peak exceeds it fails to compile, naming its ranks and what the peak
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory

@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 set(PC_INSTALLED_LIBS PCApi PCData PCCpuExecutor PCActors PCCpuKernels
   PCPortableKernels PCCollectives
-  PCWorld PCDevice PCSharding PCPipeline PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
+  PCWorld PCDevice PCSharding PCPipeline PCPlanner PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
 if(PC_HAVE_CUDA)
   list(APPEND PC_INSTALLED_LIBS PCCuda)
 endif()

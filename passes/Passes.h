@@ -5,6 +5,8 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
+
 namespace pc {
 
 #define GEN_PASS_DECL
@@ -31,6 +33,9 @@ struct CompilePipelineOptions {
   /// Pipeline stages, micro-batches and the schedule (--pc-pipeline-split);
   /// a graph with none of them, and no pc.stage, is not pipelined.
   PipelineSplitOptions pipeline;
+  /// Choose every value's layout for the least predicted step time
+  /// (--pc-auto-parallel), after autodiff and before the optimizer.
+  std::optional<AutoParallelOptions> autoParallel;
   /// Then partition into per-device programs (the --pc-distribute chain).
   bool distribute = true;
   /// Before partitioning, fold elementwise work into its neighbours

@@ -587,6 +587,65 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
   ];
 }
 
+def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
+  let summary = "Chooses the SBP of every value for the least predicted step time";
+  let description = [{
+    Given only the mesh, chooses the layout of every value (op results,
+    parameters and their optimizer state, inputs, constants) to minimize
+    the predicted step time under each device's memory budget, and writes
+    the choices as annotations, which `pc-sbp-propagate` then follows.
+    What the IR already annotates is a constraint: an annotated value keeps
+    its layout, an annotated op result restricts its op to the signatures
+    that produce it.
+
+    Each op is a node whose states are its nd SBP signatures; parameters,
+    inputs and constants are nodes whose states are their stored layouts.
+    A state costs the op's time by roofline (its FLOPs and bytes per
+    device against the cluster's peak and memory bandwidth); an edge costs
+    the boxing between the producer's layout and the consumer's by the
+    boxing planner, in seconds on the cluster's links. The memory of a
+    state is what it stores per device: parameters (a trained weight four
+    times: itself, its gradient and Adam's two moments), inputs, and
+    forward results that the backward pass reads.
+
+    It runs on the training graph after `pc-autodiff` and before
+    `pc-optimizer` (which keeps each weight's state in the weight's
+    layout): each gradient is an edge to its weight's layout, so the cost
+    of reducing it (the data-parallel all-reduce) is in the plan. Under a
+    `device-memory` budget, memory is priced (a Lagrange multiplier found by
+    bisection) until the plan fits.
+
+    The solver (planner/CostGraph.h) eliminates chains and leaves exactly,
+    then solves what is left exhaustively when it is small, else by local
+    search; the report says which.
+
+    ```mlir
+    // input: only the mesh
+    pc.mesh @m <["dp"=2, "tp"=2]>
+    %y = pc.matmul %x, %w : (tensor<64x512xf32>, tensor<512x512xf32>) -> tensor<64x512xf32>
+    // output: every value annotated, e.g.
+    %y = pc.matmul %x, %w : (...) -> tensor<64x512xf32, #pc.sbp<@m, [S(0), S(1)]>>
+    ```
+  }];
+  let dependentDialects = ["::pc::PcDialect"];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "\"\"",
+           "Cluster spec (JSON, docs/planning.md) giving the devices' peak, "
+           "memory bandwidth and links (default: this machine's CPU virtual "
+           "devices)">,
+    Option<"deviceMemory", "device-memory", "int64_t", "0",
+           "Bytes of memory per device the plan must fit (0: no limit)">,
+    Option<"report", "report", "bool", "false",
+           "Print the search's size, whether it was exact, and the "
+           "predicted time and memory">,
+  ];
+  let statistics = [
+    Statistic<"numNodes", "nodes", "Ops, parameters and inputs planned">,
+    Statistic<"numStates", "states", "Signatures and layouts considered">,
+    Statistic<"numEliminated", "eliminated", "Nodes solved by elimination">,
+  ];
+}
+
 def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value an SBP layout and every op a signature";
   let description = [{

@@ -15,6 +15,10 @@ void pc::buildCompilePipeline(mlir::OpPassManager &pm,
   if (options.train)
     pm.addPass(createAutodiff(options.autodiff));
   pm.addPass(createMicroBatch({/*phase=*/"unroll"}));
+  // Layouts before the optimizer, which keeps each weight's state in the
+  // weight's layout.
+  if (options.autoParallel)
+    pm.addPass(createAutoParallel(*options.autoParallel));
   if (options.train)
     pm.addPass(createOptimizer(options.optimizer));
   if (!options.distribute)

@@ -126,6 +126,17 @@ int main(int argc, char **argv) {
                "default) or 'portable' (the GPU backend's, built for the host "
                "through Thrust; slower, for testing them without a GPU)"),
       cl::init("native"), cl::cat(runCat));
+  cl::opt<bool> autoParallel(
+      "auto-parallel",
+      cl::desc("Choose the layout of every value the model leaves "
+               "unannotated for the least predicted step time, within "
+               "--device-memory (docs/planning.md)"),
+      cl::cat(runCat));
+  cl::opt<std::string> clusterSpec(
+      "cluster",
+      cl::desc("With --auto-parallel: the cluster spec (JSON) whose rates it "
+               "plans for (default: this machine's CPU devices)"),
+      cl::cat(runCat));
   cl::OptionCategory memoryCat("Memory");
   cl::opt<std::string> deviceMemory(
       "device-memory",
@@ -462,6 +473,11 @@ int main(int argc, char **argv) {
   compileOptions.zero = zero;
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
+  compileOptions.autoParallel.enabled = autoParallel;
+  compileOptions.autoParallel.cluster = clusterSpec;
+  if (!clusterSpec.empty() && !autoParallel)
+    return fail("--cluster is the cost model of --auto-parallel; add "
+                "--auto-parallel");
   compileOptions.mixedPrecision.dtype = mixedPrecision;
   compileOptions.offload.optimizer = !offload.empty();
   compileOptions.offload.parameters = offload == "all";

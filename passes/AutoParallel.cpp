@@ -1,0 +1,525 @@
+//===- AutoParallel.cpp - --pc-auto-parallel ------------------------------===//
+//
+// Builds the graph's cost graph (planner/CostGraph.h) - ops by signature,
+// stored values by layout, boxing on the edges - solves it, and writes the
+// chosen layouts as annotations. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/ProgramAttrs.h"
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+#include "passes/SbpCandidates.h"
+#include "planner/ClusterSpec.h"
+#include "planner/CostGraph.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+
+namespace pc {
+#define GEN_PASS_DEF_AUTOPARALLEL
+#include "passes/Passes.h.inc"
+} // namespace pc
+
+using namespace mlir;
+using namespace pc;
+
+namespace {
+
+/// The devices' rates, in seconds: from a cluster spec, or this machine's
+/// CPU virtual devices (planner/clusters/cpu-virtual.json).
+struct Rates {
+  double flops = 1.0e11, memory = 3.2e10, link = 4.0e9, latency = 3e-5;
+};
+
+/// One node of the cost graph.
+struct Node {
+  Operation *op = nullptr; // an op with signatures, or a pc.to_sbp
+  Value value;             // an input or a constant
+  StringAttr param;        // a parameter (every read and write of it)
+  FlatSymbolRefAttr mesh;
+  SmallVector<NdSbpSignature, 0> sigs; // an op's states
+  SmallVector<SbpAttr> layouts;        // a stored value's states
+  std::vector<double> time, memory;
+
+  int64_t states() const {
+    return sigs.empty() ? int64_t(layouts.size()) : int64_t(sigs.size());
+  }
+};
+
+double localBytes(Type type, ArrayRef<SbpEntry> entries,
+                  ArrayRef<int64_t> meshShape) {
+  auto t = cast<RankedTensorType>(type);
+  double bytes = double(t.getNumElements()) * double(elementBytes(type));
+  for (auto [axis, e] : llvm::enumerate(entries))
+    if (e.isSplit())
+      bytes /= double(meshShape[axis]);
+  return bytes;
+}
+
+class Planner {
+public:
+  Planner(ModuleOp module, Rates rates)
+      : module(module), meshes(module), rates(rates),
+        boxing(boxing::CostParams{rates.latency * rates.link, 1}) {}
+
+  LogicalResult build();
+  /// Solves under `budget` bytes per device (0: none).
+  LogicalResult solve(int64_t budget, bool report);
+  void apply();
+
+  int64_t numNodes = 0, numStates = 0, numEliminated = 0;
+
+private:
+  FailureOr<FlatSymbolRefAttr> meshFor(Operation *op);
+  int addStored(Type type, FlatSymbolRefAttr mesh, SbpAttr fixed, Value value,
+                StringAttr param);
+  LogicalResult addOp(Operation *op);
+  /// The node producing `v` and the layout it gives `v` in each state.
+  int producer(Value v);
+  SbpAttr produced(int node, Value v, int64_t state);
+  void addEdge(int from, Value v, int to,
+               const std::function<SbpAttr(int64_t)> &want);
+  double convert(Type type, SbpAttr src, SbpAttr dst);
+  double memoryOf(const std::vector<int> &choice) const;
+
+  ModuleOp module;
+  MeshCache meshes;
+  Rates rates;
+  boxing::Planner boxing;
+  std::vector<Node> nodes;
+  DenseMap<Operation *, int> opNode;
+  DenseMap<Value, int> valueNode;
+  DenseMap<StringAttr, int> paramNode;
+  struct EdgeSpec {
+    int from, to;
+    Value value;
+    std::function<SbpAttr(int64_t)> want;
+  };
+  std::vector<EdgeSpec> edgeSpecs;
+  DenseMap<std::tuple<Type, Attribute, Attribute>, double> costs;
+  std::vector<int> choice;
+};
+
+double Planner::convert(Type type, SbpAttr src, SbpAttr dst) {
+  if (src == dst)
+    return 0;
+  auto [it, inserted] = costs.try_emplace({type, src, dst}, 0.0);
+  if (inserted)
+    it->second = conversionCost(boxing, meshes, type, src, dst) / rates.link;
+  return it->second;
+}
+
+FailureOr<FlatSymbolRefAttr> Planner::meshFor(Operation *op) {
+  MeshOp only = meshes.onlyMesh();
+  if (!only)
+    return op->emitOpError()
+           << "pc-auto-parallel plans graphs on one mesh; the module has "
+              "none or several (plan pipeline stages with pc-plan)";
+  return FlatSymbolRefAttr::get(only.getSymNameAttr());
+}
+
+/// A stored value's node: every layout without partial entries, or the
+/// annotated one.
+int Planner::addStored(Type type, FlatSymbolRefAttr mesh, SbpAttr fixed,
+                       Value value, StringAttr param) {
+  Node n;
+  n.value = value;
+  n.param = param;
+  n.mesh = mesh;
+  ArrayRef<int64_t> meshShape = meshes.lookup(mesh).getShape();
+  auto shape = cast<RankedTensorType>(type).getShape();
+  if (fixed) {
+    n.layouts.push_back(fixed);
+  } else {
+    SmallVector<SbpEntry> alphabet = {SbpEntry::broadcast()};
+    for (size_t d = 0; d < shape.size(); ++d)
+      alphabet.push_back(SbpEntry::split(d));
+    SmallVector<SbpEntry> entries(meshShape.size(), SbpEntry::broadcast());
+    std::function<void(size_t)> rec = [&](size_t axis) {
+      if (axis == meshShape.size()) {
+        if (!checkNdSbp(shape, meshShape, entries))
+          n.layouts.push_back(makeSbp(module.getContext(), mesh, entries));
+        return;
+      }
+      for (SbpEntry e : alphabet) {
+        if (meshShape[axis] == 1 && !(e == SbpEntry::broadcast()))
+          continue;
+        entries[axis] = e;
+        rec(axis + 1);
+      }
+    };
+    rec(0);
+  }
+  for (SbpAttr l : n.layouts) {
+    n.time.push_back(0);
+    n.memory.push_back(localBytes(type, l.getEntries(), meshShape));
+  }
+  nodes.push_back(std::move(n));
+  return int(nodes.size()) - 1;
+}
+
+} // namespace
+
+namespace {
+
+/// Equal layouts, where entries on axes of one device do not count.
+bool sameLayout(SbpAttr a, SbpAttr b, ArrayRef<int64_t> meshShape) {
+  if (a == b)
+    return true;
+  if (!a || !b || a.getMesh() != b.getMesh())
+    return false;
+  for (auto [axis, x, y] : llvm::enumerate(a.getEntries(), b.getEntries()))
+    if (meshShape[axis] != 1 && !(x == y))
+      return false;
+  return true;
+}
+
+/// Whether the backward pass reads `v` (so that it stays in memory).
+bool savedForBackward(Value v) {
+  return llvm::any_of(v.getUsers(),
+                      [](Operation *u) { return attrs::isBackward(u); });
+}
+
+LogicalResult Planner::addOp(Operation *op) {
+  FailureOr<FlatSymbolRefAttr> mesh = meshFor(op);
+  if (failed(mesh))
+    return failure();
+  ArrayRef<int64_t> meshShape = meshes.lookup(*mesh).getShape();
+  Node n;
+  n.op = op;
+  n.mesh = *mesh;
+  if (auto to = dyn_cast<ToSbpOp>(op)) {
+    n.layouts.push_back(getSbp(to.getType()));
+    n.time.push_back(0);
+    n.memory.push_back(0);
+    nodes.push_back(std::move(n));
+    opNode[op] = int(nodes.size()) - 1;
+    return success();
+  }
+  auto sbpOp = cast<SbpOpInterface>(op);
+  for (NdSbpSignature &sig : ndSignatures(sbpOp, meshShape)) {
+    bool allowed = true;
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      if (SbpAttr fixed = getSbp(r.getType()))
+        allowed &= sameLayout(makeSbp(op->getContext(), *mesh, sig.results[i]),
+                              fixed, meshShape);
+    if (allowed)
+      n.sigs.push_back(std::move(sig));
+  }
+  if (n.sigs.empty())
+    return op->emitOpError()
+           << "has no SBP signature that produces its annotated result "
+              "layout";
+  bool forward = !attrs::isBackward(op);
+  double work = sbpOp.getComputeCost();
+  for (const NdSbpSignature &sig : n.sigs) {
+    double bytes = 0, kept = 0;
+    for (auto [v, e] : llvm::zip(op->getOperands(), sig.operands))
+      bytes += localBytes(v.getType(), e, meshShape);
+    for (auto [v, e] : llvm::zip(op->getResults(), sig.results)) {
+      double b = localBytes(v.getType(), e, meshShape);
+      bytes += b;
+      if (forward && savedForBackward(v))
+        kept += b;
+    }
+    double flops = work / double(sig.parallelism);
+    n.time.push_back(std::max(flops / rates.flops, bytes / rates.memory));
+    n.memory.push_back(kept);
+  }
+  nodes.push_back(std::move(n));
+  opNode[op] = int(nodes.size()) - 1;
+  return success();
+}
+
+int Planner::producer(Value v) {
+  if (Operation *def = v.getDefiningOp()) {
+    if (auto it = opNode.find(def); it != opNode.end())
+      return it->second;
+    if (auto get = dyn_cast<GetParamOp>(def))
+      return paramNode.lookup(get.getNameAttr().getAttr());
+  }
+  auto it = valueNode.find(v);
+  if (it != valueNode.end())
+    return it->second;
+  // A constant, or the result of an op without signatures: a stored value.
+  FailureOr<FlatSymbolRefAttr> mesh = meshFor(module);
+  int n = addStored(v.getType(), *mesh, getSbp(v.getType()), v, {});
+  valueNode[v] = n;
+  return n;
+}
+
+SbpAttr Planner::produced(int node, Value v, int64_t state) {
+  const Node &n = nodes[node];
+  if (n.sigs.empty())
+    return n.layouts[state];
+  return makeSbp(module.getContext(), n.mesh,
+                 n.sigs[state].results[cast<OpResult>(v).getResultNumber()]);
+}
+
+void Planner::addEdge(int from, Value v, int to,
+                      const std::function<SbpAttr(int64_t)> &want) {
+  // to < 0: a fixed layout the value must end in (an annotated result).
+  if (from != to)
+    edgeSpecs.push_back({from, to, v, want});
+}
+
+LogicalResult Planner::build() {
+  if (!meshes.onlyMesh()) {
+    (void)meshFor(module);
+    return failure();
+  }
+  FlatSymbolRefAttr mesh =
+      FlatSymbolRefAttr::get(meshes.onlyMesh().getSymNameAttr());
+  for (auto param : module.getOps<ParamOp>()) {
+    int n = addStored(param.getType(), mesh, getSbp(param.getType()), {},
+                      param.getSymNameAttr());
+    paramNode[param.getSymNameAttr()] = n;
+    // A trained weight also holds its gradient and, before the optimizer
+    // has added them, Adam's two moments in its layout.
+    bool trained = false;
+    forEachGraph(module, [&](func::FuncOp f) {
+      for (unsigned i = 0; i < f.getNumResults(); ++i)
+        if (FlatSymbolRefAttr g = attrs::getGrad(f, i))
+          trained |= g.getAttr() == param.getSymNameAttr();
+    });
+    if (trained)
+      for (double &m : nodes[n].memory)
+        m *= 4;
+  }
+  bool ok = true;
+  forEachGraph(module, [&](func::FuncOp f) {
+    for (BlockArgument arg : f.getArguments())
+      valueNode[arg] =
+          addStored(arg.getType(), mesh, getSbp(arg.getType()), arg, {});
+    f.walk([&](Operation *op) {
+      if (isa<SbpOpInterface, ToSbpOp>(op))
+        ok &= succeeded(addOp(op));
+    });
+  });
+  if (!ok)
+    return failure();
+  MLIRContext *ctx = module.getContext();
+  forEachGraph(module, [&](func::FuncOp f) {
+    f.walk([&](Operation *op) {
+      if (auto it = opNode.find(op); it != opNode.end()) {
+        int to = it->second;
+        for (auto [k, v] : llvm::enumerate(op->getOperands()))
+          addEdge(producer(v), v, to, [this, to, k = k, ctx](int64_t s) {
+            const Node &n = nodes[to];
+            return n.sigs.empty() ? n.layouts[s]
+                                  : makeSbp(ctx, n.mesh, n.sigs[s].operands[k]);
+          });
+      } else if (auto set = dyn_cast<SetParamOp>(op)) {
+        int to = paramNode.lookup(set.getNameAttr().getAttr());
+        addEdge(producer(set.getValue()), set.getValue(), to,
+                [this, to](int64_t s) { return nodes[to].layouts[s]; });
+      } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+          // A gradient goes to its parameter's layout, where the optimizer
+          // updates it (the data-parallel all-reduce, say).
+          if (FlatSymbolRefAttr param = attrs::getGrad(f, i)) {
+            int to = paramNode.lookup(param.getAttr());
+            addEdge(producer(v), v, to,
+                    [this, to](int64_t s) { return nodes[to].layouts[s]; });
+          } else if (SbpAttr fixed = getSbp(f.getResultTypes()[i])) {
+            addEdge(producer(v), v, -1, [fixed](int64_t) { return fixed; });
+          }
+        }
+      }
+    });
+  });
+  return success();
+}
+
+} // namespace
+
+namespace {
+
+double Planner::memoryOf(const std::vector<int> &c) const {
+  double total = 0;
+  for (size_t n = 0; n < nodes.size(); ++n)
+    total += nodes[n].memory[c[n]];
+  return total;
+}
+
+LogicalResult Planner::solve(int64_t budget, bool report) {
+  auto begin = std::chrono::steady_clock::now();
+  planner::CostGraph g;
+  // Fixed ends of values (annotated results) cost their producers.
+  std::vector<std::vector<double>> extra(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    extra[i].assign(nodes[i].states(), 0.0);
+  for (const Node &n : nodes)
+    g.addNode(n.time);
+  double edgeCount = 0;
+  for (const EdgeSpec &e : edgeSpecs) {
+    Type type = e.value.getType();
+    int64_t sa = nodes[e.from].states();
+    if (e.to < 0) {
+      for (int64_t x = 0; x < sa; ++x)
+        extra[e.from][x] +=
+            convert(type, produced(e.from, e.value, x), e.want(0));
+      continue;
+    }
+    int64_t sb = nodes[e.to].states();
+    SmallVector<SbpAttr> wants;
+    for (int64_t y = 0; y < sb; ++y)
+      wants.push_back(e.want(y));
+    std::vector<double> m(size_t(sa * sb));
+    for (int64_t x = 0; x < sa; ++x) {
+      SbpAttr have = produced(e.from, e.value, x);
+      for (int64_t y = 0; y < sb; ++y)
+        m[size_t(x * sb + y)] = convert(type, have, wants[y]);
+    }
+    g.addEdge(e.from, e.to, std::move(m));
+    ++edgeCount;
+  }
+  auto costsAt = [&](double lambda) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::vector<double> c(nodes[i].time);
+      for (size_t s = 0; s < c.size(); ++s)
+        c[s] += extra[i][s] + lambda * nodes[i].memory[s];
+      g.setNodeCosts(int(i), std::move(c));
+    }
+    return g.solve();
+  };
+  planner::CostGraph::Result best = costsAt(0);
+  double memory = memoryOf(best.choice);
+  if (budget > 0 && memory > double(budget)) {
+    // Price memory until the plan fits: the smallest price that fits, by
+    // bisection between a price that does not and one that does.
+    double lo = 0, hi = 1e-15;
+    planner::CostGraph::Result fit;
+    for (int i = 0; i < 60; ++i, hi *= 8) {
+      fit = costsAt(hi);
+      if (memoryOf(fit.choice) <= double(budget))
+        break;
+      lo = hi;
+    }
+    if (memoryOf(fit.choice) > double(budget))
+      return module.emitError()
+             << "pc-auto-parallel: no layout fits device-memory = " << budget
+             << " bytes; the smallest found needs "
+             << int64_t(memoryOf(fit.choice)) << " bytes per device";
+    for (int i = 0; i < 12; ++i) {
+      double mid = lo > 0 ? std::sqrt(lo * hi) : hi / 8;
+      planner::CostGraph::Result r = costsAt(mid);
+      if (memoryOf(r.choice) <= double(budget)) {
+        hi = mid;
+        fit = r;
+      } else {
+        lo = mid;
+      }
+    }
+    best = fit;
+    memory = memoryOf(best.choice);
+  }
+  choice = best.choice;
+  numNodes = int64_t(nodes.size());
+  for (const Node &n : nodes)
+    numStates += n.states();
+  numEliminated = best.eliminated;
+  if (report) {
+    double compute = 0;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      compute += nodes[i].time[choice[i]];
+    costsAt(0); // the plain costs, to split the total
+    double total = g.evaluate(choice);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
+    llvm::outs() << llvm::format(
+        "pc-auto-parallel: %lld nodes (%lld states), %lld edges; %d "
+        "eliminated, %d solved %s; predicted %.3f ms (compute %.3f, "
+        "boxing %.3f), %.1f MiB per device; %.2f s\n",
+        (long long)numNodes, (long long)numStates, (long long)edgeCount,
+        best.eliminated, best.remaining,
+        best.exact ? "exactly" : "by local search", 1e3 * total, 1e3 * compute,
+        1e3 * (total - compute), memory / 1048576.0, seconds);
+  }
+  return success();
+}
+
+void Planner::apply() {
+  MLIRContext *ctx = module.getContext();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node &n = nodes[i];
+    int64_t s = choice[i];
+    if (!n.sigs.empty()) {
+      for (auto [r, e] : llvm::zip(n.op->getResults(), n.sigs[s].results))
+        if (!getSbp(r.getType()))
+          r.setType(withSbp(r.getType(), makeSbp(ctx, n.mesh, e)));
+      continue;
+    }
+    SbpAttr layout = n.layouts[s];
+    if (n.param) {
+      auto param = module.lookupSymbol<ParamOp>(n.param);
+      if (!getSbp(param.getType()))
+        param.setType(withSbp(param.getType(), layout));
+      continue;
+    }
+    Value v = n.value;
+    if (v && !getSbp(v.getType()) &&
+        (isa<BlockArgument>(v) || v.getDefiningOp<ConstantOp>()))
+      v.setType(withSbp(v.getType(), layout));
+  }
+  // Reads of a parameter take its layout; functions their arguments'.
+  forEachGraph(module, [&](func::FuncOp f) {
+    f.walk([&](GetParamOp get) {
+      auto param = module.lookupSymbol<ParamOp>(get.getNameAttr());
+      if (!getSbp(get.getType()))
+        get.getResult().setType(
+            withSbp(get.getType(), getSbp(param.getType())));
+    });
+    // The signature follows the arguments and the returned values (an
+    // annotated result type is kept: the return's edge made it so).
+    SmallVector<Type> inputs(f.front().getArgumentTypes());
+    SmallVector<Type> results(f.getResultTypes());
+    f.walk([&](func::ReturnOp ret) {
+      for (auto [t, v] : llvm::zip(results, ret.getOperands()))
+        if (!getSbp(t))
+          t = v.getType();
+    });
+    f.setFunctionType(FunctionType::get(ctx, inputs, results));
+  });
+}
+
+struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
+  using AutoParallelBase::AutoParallelBase;
+
+  void runOnOperation() override {
+    Rates rates;
+    if (!cluster.empty()) {
+      llvm::Expected<planner::ClusterSpec> spec =
+          planner::loadClusterSpec(cluster);
+      if (!spec) {
+        getOperation().emitError()
+            << "pc-auto-parallel: " << llvm::toString(spec.takeError());
+        return signalPassFailure();
+      }
+      llvm::Expected<double> peak = spec->peak("f32");
+      if (!peak) {
+        llvm::consumeError(peak.takeError());
+        peak = spec->peakFlops.begin()->second;
+      }
+      rates.flops = *peak * spec->matmulEfficiency;
+      rates.memory = spec->memoryBandwidth * spec->memoryEfficiency;
+      rates.link = spec->intraNode.bandwidth > 0
+                       ? spec->intraNode.bandwidth * spec->collectiveEfficiency
+                       : rates.memory;
+      rates.latency = spec->intraNode.latency;
+    }
+    Planner planner(getOperation(), rates);
+    if (failed(planner.build()) || failed(planner.solve(deviceMemory, report)))
+      return signalPassFailure();
+    planner.apply();
+    numNodes = planner.numNodes;
+    numStates = planner.numStates;
+    numEliminated = planner.numEliminated;
+  }
+};
+
+} // namespace
