@@ -67,7 +67,7 @@ public:
 
   LogicalResult build();
   /// Solves under `budget` bytes per device (0: none).
-  LogicalResult solve(int64_t budget, bool report);
+  LogicalResult solve(int64_t budget, bool report, bool checkExact);
   void apply();
 
   int64_t numNodes = 0, numStates = 0, numEliminated = 0;
@@ -268,7 +268,13 @@ void Planner::addEdge(int from, Value v, int to,
 
 LogicalResult Planner::build() {
   if (!meshes.onlyMesh()) {
-    (void)meshFor(module);
+    // Named at the first op that needs a mesh.
+    Operation *at = module;
+    module.walk([&](SbpOpInterface op) {
+      at = op;
+      return WalkResult::interrupt();
+    });
+    (void)meshFor(at);
     return failure();
   }
   FlatSymbolRefAttr mesh =
@@ -345,7 +351,7 @@ double Planner::memoryOf(const std::vector<int> &c) const {
   return total;
 }
 
-LogicalResult Planner::solve(int64_t budget, bool report) {
+LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
   auto begin = std::chrono::steady_clock::now();
   planner::CostGraph g;
   // Fixed ends of values (annotated results) cost their producers.
@@ -377,7 +383,11 @@ LogicalResult Planner::solve(int64_t budget, bool report) {
     g.addEdge(e.from, e.to, std::move(m));
     ++edgeCount;
   }
+  // Memory at a price too small to trade against time (0.1 us per GB)
+  // still breaks ties toward the plan that stores less.
+  constexpr double kTieBreak = 1e-16;
   auto costsAt = [&](double lambda) {
+    lambda += kTieBreak;
     for (size_t i = 0; i < nodes.size(); ++i) {
       std::vector<double> c(nodes[i].time);
       for (size_t s = 0; s < c.size(); ++s)
@@ -387,6 +397,7 @@ LogicalResult Planner::solve(int64_t budget, bool report) {
     return g.solve();
   };
   planner::CostGraph::Result best = costsAt(0);
+  double price = 0; // of a byte, in seconds: the plan's (besides the tie)
   double memory = memoryOf(best.choice);
   if (budget > 0 && memory > double(budget)) {
     // Price memory until the plan fits: the smallest price that fits, by
@@ -395,6 +406,7 @@ LogicalResult Planner::solve(int64_t budget, bool report) {
     planner::CostGraph::Result fit;
     for (int i = 0; i < 60; ++i, hi *= 8) {
       fit = costsAt(hi);
+      price = hi;
       if (memoryOf(fit.choice) <= double(budget))
         break;
       lo = hi;
@@ -410,6 +422,7 @@ LogicalResult Planner::solve(int64_t budget, bool report) {
       if (memoryOf(r.choice) <= double(budget)) {
         hi = mid;
         fit = r;
+        price = mid;
       } else {
         lo = mid;
       }
@@ -418,6 +431,22 @@ LogicalResult Planner::solve(int64_t budget, bool report) {
     memory = memoryOf(best.choice);
   }
   choice = best.choice;
+  if (checkExact) {
+    costsAt(price);
+    planner::CostGraph::Result brute = g.bruteForce(1e7);
+    if (brute.choice.empty())
+      return module.emitError()
+             << "pc-auto-parallel: check-exact: the graph has more than 10^7 "
+                "combinations";
+    double mine = g.evaluate(choice);
+    if (mine > brute.cost * (1 + 1e-9) + 1e-15)
+      return module.emitError()
+             << "pc-auto-parallel: check-exact: the plan costs " << mine
+             << " s, brute force finds " << brute.cost << " s";
+    if (report)
+      llvm::outs() << llvm::format(
+          "pc-auto-parallel: brute force agrees: %.6f ms\n", 1e3 * brute.cost);
+  }
   numNodes = int64_t(nodes.size());
   for (const Node &n : nodes)
     numStates += n.states();
@@ -433,7 +462,7 @@ LogicalResult Planner::solve(int64_t budget, bool report) {
             .count();
     llvm::outs() << llvm::format(
         "pc-auto-parallel: %lld nodes (%lld states), %lld edges; %d "
-        "eliminated, %d solved %s; predicted %.3f ms (compute %.3f, "
+        "eliminated, %d left, solved %s; predicted %.3f ms (compute %.3f, "
         "boxing %.3f), %.1f MiB per device; %.2f s\n",
         (long long)numNodes, (long long)numStates, (long long)edgeCount,
         best.eliminated, best.remaining,
@@ -513,7 +542,8 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
       rates.latency = spec->intraNode.latency;
     }
     Planner planner(getOperation(), rates);
-    if (failed(planner.build()) || failed(planner.solve(deviceMemory, report)))
+    if (failed(planner.build()) ||
+        failed(planner.solve(deviceMemory, report, checkExact)))
       return signalPassFailure();
     planner.apply();
     numNodes = planner.numNodes;

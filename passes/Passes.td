@@ -638,6 +638,9 @@ def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
     Option<"report", "report", "bool", "false",
            "Print the search's size, whether it was exact, and the "
            "predicted time and memory">,
+    Option<"checkExact", "check-exact", "bool", "false",
+           "Also solve by brute force (graphs of up to 10^7 combinations) "
+           "and fail when the plan costs more: a test of the solver">,
   ];
   let statistics = [
     Statistic<"numNodes", "nodes", "Ops, parameters and inputs planned">,
