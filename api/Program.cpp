@@ -514,9 +514,10 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     logical.optimizer.stateBits = o.stateBits;
     logical.optimizer.zero = options.zero;
     logical.optimizer.zeroAxis = options.zeroAxis;
-    if (options.autoParallel.enabled)
-      logical.autoParallel = AutoParallelOptions{options.autoParallel.cluster,
-                                                 options.deviceMemory, false};
+    logical.cluster = options.cluster;
+    if (options.autoParallel)
+      logical.autoParallel =
+          AutoParallelOptions{"", options.deviceMemory, false, false};
     // Pipeline stages are cut first, so that the eval and logits copies of
     // the graph are cut as it is (a no-op without stages or micro-batches).
     if (!hasStep) {

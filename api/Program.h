@@ -114,12 +114,12 @@ struct CompileOptions {
   } offload;
   /// Auto-parallel (docs/planning.md, --pc-auto-parallel): choose the
   /// layout of every value the graph leaves unannotated for the least
-  /// predicted step time, within deviceMemory; `cluster` is a cluster spec
-  /// (JSON) for the devices' rates (empty: this machine's CPU devices).
-  struct AutoParallel {
-    bool enabled = false;
-    std::string cluster;
-  } autoParallel;
+  /// predicted step time, within deviceMemory.
+  bool autoParallel = false;
+  /// A cluster spec (JSON, docs/planning.md) whose rates every cost is
+  /// figured with (--pc-cost-model): auto-parallel's, propagation's, the
+  /// boxing planner's. Empty: the defaults.
+  std::string cluster;
   /// Bytes of memory per device (0: no limit). A program whose predicted
   /// peak exceeds it fails to compile, naming its ranks and what the peak
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory

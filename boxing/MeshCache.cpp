@@ -1,10 +1,18 @@
 //===- MeshCache.cpp - Meshes of a module, for the planner ----------------===//
 
 #include "boxing/MeshCache.h"
+#include "dialect/ProgramAttrs.h"
 
 using namespace mlir;
 
 namespace pc {
+
+boxing::CostParams costParams(ModuleOp module) {
+  boxing::CostParams params;
+  if (std::optional<attrs::CostModel> m = attrs::getCostModel(module))
+    params.latencyBytes = m->linkLatency * m->linkBandwidth;
+  return params;
+}
 
 MeshOp MeshCache::lookup(FlatSymbolRefAttr name) {
   auto it = meshes.find(name.getAttr());

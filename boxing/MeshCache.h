@@ -30,6 +30,7 @@ public:
   /// The position of global rank `rank` on `mesh`, or -1 when it is not on
   /// it. Constant time: explicit rank lists are indexed once.
   int64_t positionOf(mlir::FlatSymbolRefAttr mesh, int64_t rank);
+  mlir::ModuleOp getModule() const { return module; }
 
 private:
   mlir::ModuleOp module;
@@ -42,6 +43,12 @@ int64_t elementBytes(mlir::Type type);
 
 /// The planner's view of a mesh.
 boxing::MeshInfo meshInfo(MeshOp mesh);
+
+/// The boxing planner's costs for `module`: from its pc.cost_model (the
+/// link's latency in bytes it could have moved meanwhile), else the
+/// defaults. Every planner of the compiler and the runtime is made with
+/// these, so that they plan alike.
+boxing::CostParams costParams(mlir::ModuleOp module);
 
 /// The boxing cost of converting a value of `type` from `src` to `dst`
 /// (0 when equal), on one mesh or between two.

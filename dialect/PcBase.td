@@ -80,7 +80,10 @@ def Pc_Dialect : Dialect {
     "::mlir::DictionaryAttr":$loss_scaling,
     // CPU offload (pc-offload). On a pc.param: it is stored in host memory;
     // on an op: it runs on the host, and its results are in host memory.
-    "::mlir::UnitAttr":$host
+    "::mlir::UnitAttr":$host,
+    // On the module (pc-cost-model): the devices' rates every cost in the
+    // compiler and the runtime's transfer plans are figured with.
+    "::mlir::DictionaryAttr":$cost_model
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

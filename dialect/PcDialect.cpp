@@ -86,6 +86,14 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
                              "on a func.func");
     return success();
   }
+  if (name == pc::attrs::kCostModel) {
+    if (!isa<ModuleOp>(op) || !pc::attrs::getCostModel(op))
+      return op->emitOpError(
+          "'pc.cost_model' must be a dictionary of positive f64 rates "
+          "{peak_flops, memory_bandwidth, link_bandwidth, link_latency} on "
+          "the module");
+    return success();
+  }
   if (name == pc::attrs::kMemory) {
     auto dict = dyn_cast<DictionaryAttr>(value);
     if (!onFunc || !dict || !pc::attrs::getMemoryUse(op))

@@ -158,6 +158,37 @@ void setMemoryUse(Operation *f, const MemoryUse &use) {
   f->setAttr(kMemory, b.getDictionaryAttr(fields));
 }
 
+namespace {
+constexpr std::pair<const char *, double CostModel::*> kCostFields[] = {
+    {"peak_flops", &CostModel::peakFlops},
+    {"memory_bandwidth", &CostModel::memoryBandwidth},
+    {"link_bandwidth", &CostModel::linkBandwidth},
+    {"link_latency", &CostModel::linkLatency},
+};
+} // namespace
+
+std::optional<CostModel> getCostModel(Operation *module) {
+  auto dict = module->getAttrOfType<DictionaryAttr>(kCostModel);
+  if (!dict || dict.size() != std::size(kCostFields))
+    return std::nullopt;
+  CostModel model;
+  for (auto [name, field] : kCostFields) {
+    auto value = dict.getAs<FloatAttr>(name);
+    if (!value || !(value.getValueAsDouble() > 0))
+      return std::nullopt;
+    model.*field = value.getValueAsDouble();
+  }
+  return model;
+}
+
+void setCostModel(Operation *module, const CostModel &model) {
+  Builder b(module->getContext());
+  SmallVector<NamedAttribute> fields;
+  for (auto [name, field] : kCostFields)
+    fields.push_back(b.getNamedAttr(name, b.getF64FloatAttr(model.*field)));
+  module->setAttr(kCostModel, b.getDictionaryAttr(fields));
+}
+
 bool isHost(Operation *op) { return op->hasAttr(kHost); }
 void setHost(Operation *op) {
   op->setAttr(kHost, UnitAttr::get(op->getContext()));

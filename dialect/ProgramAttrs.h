@@ -68,6 +68,8 @@ inline constexpr llvm::StringLiteral kHost =
     PcDialect::HostAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kLossScaling =
     PcDialect::LossScalingAttrHelper::getNameStr();
+inline constexpr llvm::StringLiteral kCostModel =
+    PcDialect::CostModelAttrHelper::getNameStr();
 /// The graph input pc-mixed-precision adds for tests that inject an
 /// overflow: the loss's gradient seed is multiplied by it.
 inline constexpr llvm::StringLiteral kInjectOverflowInput = "loss_scale.inject";
@@ -130,6 +132,18 @@ struct MemoryUse {
 };
 std::optional<MemoryUse> getMemoryUse(mlir::Operation *f);
 void setMemoryUse(mlir::Operation *f, const MemoryUse &use);
+
+/// The devices' rates a module is compiled for (pc-cost-model, from a
+/// cluster spec): FLOP/s, memory and link bandwidth in bytes/s, link
+/// latency in s. Without one, every cost is figured with the defaults
+/// (boxing/CostModel.h).
+struct CostModel {
+  double peakFlops = 0, memoryBandwidth = 0, linkBandwidth = 0,
+         linkLatency = 0;
+  friend bool operator==(const CostModel &, const CostModel &) = default;
+};
+std::optional<CostModel> getCostModel(mlir::Operation *module);
+void setCostModel(mlir::Operation *module, const CostModel &model);
 
 //===--- Ops after SBP propagation ----------------------------------------===//
 

@@ -10,9 +10,9 @@
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 #include "passes/SbpCandidates.h"
-#include "planner/ClusterSpec.h"
 #include "planner/CostGraph.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -28,8 +28,8 @@ using namespace pc;
 
 namespace {
 
-/// The devices' rates, in seconds: from a cluster spec, or this machine's
-/// CPU virtual devices (planner/clusters/cpu-virtual.json).
+/// The devices' rates: the module's cost model (pc-cost-model), or this
+/// machine's CPU virtual devices (planner/clusters/cpu-virtual.json).
 struct Rates {
   double flops = 1.0e11, memory = 3.2e10, link = 4.0e9, latency = 3e-5;
 };
@@ -63,7 +63,7 @@ class Planner {
 public:
   Planner(ModuleOp module, Rates rates)
       : module(module), meshes(module), rates(rates),
-        boxing(boxing::CostParams{rates.latency * rates.link, 1}) {}
+        boxing(costParams(module)) {}
 
   LogicalResult build();
   /// Solves under `budget` bytes per device (0: none).
@@ -520,26 +520,23 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
   using AutoParallelBase::AutoParallelBase;
 
   void runOnOperation() override {
-    Rates rates;
+    // A cluster spec given here is the module's cost model from now on.
     if (!cluster.empty()) {
-      llvm::Expected<planner::ClusterSpec> spec =
-          planner::loadClusterSpec(cluster);
-      if (!spec) {
+      llvm::Expected<attrs::CostModel> m = costModelFromSpec(cluster, "f32");
+      if (!m) {
         getOperation().emitError()
-            << "pc-auto-parallel: " << llvm::toString(spec.takeError());
+            << "pc-auto-parallel: " << llvm::toString(m.takeError());
         return signalPassFailure();
       }
-      llvm::Expected<double> peak = spec->peak("f32");
-      if (!peak) {
-        llvm::consumeError(peak.takeError());
-        peak = spec->peakFlops.begin()->second;
-      }
-      rates.flops = *peak * spec->matmulEfficiency;
-      rates.memory = spec->memoryBandwidth * spec->memoryEfficiency;
-      rates.link = spec->intraNode.bandwidth > 0
-                       ? spec->intraNode.bandwidth * spec->collectiveEfficiency
-                       : rates.memory;
-      rates.latency = spec->intraNode.latency;
+      attrs::setCostModel(getOperation(), *m);
+    }
+    Rates rates;
+    if (std::optional<attrs::CostModel> m =
+            attrs::getCostModel(getOperation())) {
+      rates.flops = m->peakFlops;
+      rates.memory = m->memoryBandwidth;
+      rates.link = m->linkBandwidth;
+      rates.latency = m->linkLatency;
     }
     Planner planner(getOperation(), rates);
     if (failed(planner.build()) ||

@@ -41,9 +41,7 @@ struct BoxingReportPass : public pc::impl::BoxingReportBase<BoxingReportPass> {
   using BoxingReportBase::BoxingReportBase;
 
   void runOnOperation() override {
-    boxing::CostParams params;
-    params.latencyBytes = latencyBytes;
-    boxing::Planner planner(params);
+    boxing::Planner planner(costParams(getOperation()));
     MeshCache meshes(getOperation());
     llvm::raw_ostream &os = llvm::outs();
     Totals all;

@@ -17,9 +17,7 @@ struct LowerBoxingPass : public pc::impl::LowerBoxingBase<LowerBoxingPass> {
   using LowerBoxingBase::LowerBoxingBase;
 
   void runOnOperation() override {
-    boxing::CostParams params;
-    params.latencyBytes = latencyBytes;
-    boxing::Planner planner(params);
+    boxing::Planner planner(costParams(getOperation()));
     MeshCache meshes(getOperation());
     SmallVector<BoxingOp> boxings;
     getOperation().walk([&](BoxingOp op) { boxings.push_back(op); });

@@ -50,7 +50,8 @@ struct UnevenItem {
 
 class Partitioner {
 public:
-  explicit Partitioner(ModuleOp module) : module(module), meshes(module) {}
+  explicit Partitioner(ModuleOp module)
+      : module(module), meshes(module), planner(costParams(module)) {}
 
   LogicalResult partition(func::FuncOp f, int64_t &programs, int64_t &ranks);
 

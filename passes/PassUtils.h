@@ -5,9 +5,11 @@
 
 #include "boxing/MeshCache.h"
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Error.h"
 
 namespace pc {
 
@@ -40,6 +42,11 @@ void copyPlacement(mlir::Operation *user, mlir::Operation *op);
 llvm::DenseSet<mlir::Operation *> optimizerOps(mlir::func::FuncOp f);
 
 std::string ranksText(mlir::func::FuncOp f);
+
+/// The rates of the cluster spec at `path` (planner/ClusterSpec.h) as the
+/// module records them (pc-cost-model), with `dtype`'s peak.
+llvm::Expected<attrs::CostModel> costModelFromSpec(llvm::StringRef path,
+                                                   llvm::StringRef dtype);
 
 /// Calls `fn` on every func.func of `module` with a body, in order.
 template <typename Fn> void forEachGraph(mlir::ModuleOp module, Fn fn) {

@@ -33,6 +33,9 @@ struct CompilePipelineOptions {
   /// Pipeline stages, micro-batches and the schedule (--pc-pipeline-split);
   /// a graph with none of them, and no pc.stage, is not pipelined.
   PipelineSplitOptions pipeline;
+  /// A cluster spec whose rates every cost is figured with
+  /// (--pc-cost-model, first); empty: the defaults.
+  std::string cluster;
   /// Choose every value's layout for the least predicted step time
   /// (--pc-auto-parallel), after autodiff and before the optimizer.
   std::optional<AutoParallelOptions> autoParallel;

@@ -587,6 +587,36 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
   ];
 }
 
+def CostModel : Pass<"pc-cost-model", "::mlir::ModuleOp"> {
+  let summary = "Sets the devices' rates every cost is figured with";
+  let description = [{
+    Reads a cluster spec (docs/planning.md) and records its device's rates
+    on the module as `pc.cost_model`: peak FLOP/s and memory bandwidth (each
+    times its efficiency), and the link between a mesh's devices (the
+    intra-node link, or the network for one device per node) with its
+    latency. Every cost after it uses these: `pc-auto-parallel`'s,
+    `pc-sbp-propagate`'s and the boxing passes' planner (a collective's
+    fixed cost is the bytes the link moves in its latency), `pc-partition`'s
+    and the runtime's transfer plans, and `pc-boxing-report`. Without it
+    they all use the same defaults (a collective costs 16.5 kB, OneFlow's
+    figure).
+
+    ```mlir
+    // --pc-cost-model=cluster=planner/clusters/dgx-a100.json
+    module attributes {pc.cost_model = {link_bandwidth = 2.4e+11 : f64,
+        link_latency = 3.0e-06 : f64, memory_bandwidth = 1.73e+12 : f64,
+        peak_flops = 2.18e+14 : f64}} { ... }
+    ```
+  }];
+  let dependentDialects = ["::pc::PcDialect"];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "\"\"",
+           "Cluster spec (JSON) to read">,
+    Option<"dtype", "dtype", "std::string", "\"f32\"",
+           "The dtype whose peak FLOP/s counts">,
+  ];
+}
+
 def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
   let summary = "Chooses the SBP of every value for the least predicted step time";
   let description = [{
@@ -679,10 +709,6 @@ def SbpPropagate : Pass<"pc-sbp-propagate", "::mlir::ModuleOp"> {
         -> tensor<8x64xf32, #pc.sbp<@m, [S(0), S(1)]>>
     ```
   }];
-  let options = [
-    Option<"latencyBytes", "latency-bytes", "double", "16500.0",
-           "Fixed cost of one collective, in bytes (as in pc-lower-boxing)">,
-  ];
   let statistics = [
     Statistic<"numDecided", "decided-values", "Values given a layout">,
     Statistic<"numSignatures", "signatures", "Ops given a signature">,
@@ -729,10 +755,6 @@ def LowerBoxing : Pass<"pc-lower-boxing", "::mlir::ModuleOp"> {
     reduced on the source, a `pc.transfer` moves exactly the needed pieces,
     and partials are recreated on the destination.
   }];
-  let options = [
-    Option<"latencyBytes", "latency-bytes", "double", "16500.0",
-           "Fixed cost of one collective, in bytes">,
-  ];
   let statistics = [
     Statistic<"numCollectives", "collectives", "Collectives emitted">,
     Statistic<"numLocalSteps", "local-steps", "Local steps emitted">,
@@ -793,10 +815,6 @@ def BoxingReport : Pass<"pc-boxing-report", "::mlir::ModuleOp"> {
     planned steps, the planning cost, and the exact bytes each rank sends
     and receives, then the totals. The IR is unchanged.
   }];
-  let options = [
-    Option<"latencyBytes", "latency-bytes", "double", "16500.0",
-           "Fixed cost of one collective, in bytes">,
-  ];
 }
 
 #endif // PC_PASSES_TD

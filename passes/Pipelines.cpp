@@ -7,6 +7,8 @@
 
 void pc::buildCompilePipeline(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
+  if (!options.cluster.empty())
+    pm.addPass(createCostModel({options.cluster, "f32"}));
   if (!options.mixedPrecision.dtype.empty())
     pm.addPass(createMixedPrecision(options.mixedPrecision));
   // Pipelines and micro-batches: no-ops for a graph without them.

@@ -525,9 +525,7 @@ struct SbpPropagatePass : public pc::impl::SbpPropagateBase<SbpPropagatePass> {
   using SbpPropagateBase::SbpPropagateBase;
 
   void runOnOperation() override {
-    boxing::CostParams params;
-    params.latencyBytes = latencyBytes;
-    boxing::Planner planner(params);
+    boxing::Planner planner(costParams(getOperation()));
     Propagator p(getOperation(), planner);
     if (failed(p.run()))
       return signalPassFailure();

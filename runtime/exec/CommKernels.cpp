@@ -188,7 +188,8 @@ struct TransferSide {
 TransferSide planSide(BindContext &c, TypeAttr from, TypeAttr to, bool send) {
   SbpAttr src = getSbp(from.getValue()), dst = getSbp(to.getValue());
   Shape shape = shapeOf(from.getValue());
-  boxing::Planner planner;
+  // As the compiler planned it (Partition): with the module's costs.
+  boxing::Planner planner(costParams(c.meshes.getModule()));
   boxing::TransferPlan plan = planner.planTransfer(
       shape, elementBytes(from.getValue()), meshInfo(c.meshes.lookup(src)),
       src.getEntries(), meshInfo(c.meshes.lookup(dst)), dst.getEntries());

@@ -210,7 +210,8 @@ absl::Status Evaluator::evalTransfer(Operation *op, TypeAttr from, TypeAttr to,
   // Every rank derives the same pairing of boxes from the two layouts.
   SbpAttr src = getSbp(from.getValue()), dst = getSbp(to.getValue());
   Shape shape = shapeOf(from.getValue());
-  boxing::Planner planner;
+  // As the compiler planned it (Partition): with the module's costs.
+  boxing::Planner planner(costParams(meshes.getModule()));
   boxing::TransferPlan plan = planner.planTransfer(
       shape, elemBytesOf(from.getValue()), meshInfo(meshes.lookup(src)),
       src.getEntries(), meshInfo(meshes.lookup(dst)), dst.getEntries());

@@ -134,8 +134,9 @@ int main(int argc, char **argv) {
       cl::cat(runCat));
   cl::opt<std::string> clusterSpec(
       "cluster",
-      cl::desc("With --auto-parallel: the cluster spec (JSON) whose rates it "
-               "plans for (default: this machine's CPU devices)"),
+      cl::desc("Cluster spec (JSON, docs/planning.md) whose rates every cost "
+               "is figured with: --auto-parallel's, SBP propagation's and "
+               "the boxing planner's (default: this machine's CPU devices)"),
       cl::cat(runCat));
   cl::OptionCategory memoryCat("Memory");
   cl::opt<std::string> deviceMemory(
@@ -473,11 +474,8 @@ int main(int argc, char **argv) {
   compileOptions.zero = zero;
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
-  compileOptions.autoParallel.enabled = autoParallel;
-  compileOptions.autoParallel.cluster = clusterSpec;
-  if (!clusterSpec.empty() && !autoParallel)
-    return fail("--cluster is the cost model of --auto-parallel; add "
-                "--auto-parallel");
+  compileOptions.autoParallel = autoParallel;
+  compileOptions.cluster = clusterSpec;
   compileOptions.mixedPrecision.dtype = mixedPrecision;
   compileOptions.offload.optimizer = !offload.empty();
   compileOptions.offload.parameters = offload == "all";

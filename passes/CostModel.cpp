@@ -1,0 +1,65 @@
+//===- CostModel.cpp - --pc-cost-model ------------------------------------===//
+//
+// Records a cluster spec's rates on the module, where every cost of the
+// compiler and the runtime's transfer plans read them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/ProgramAttrs.h"
+#include "passes/PassUtils.h"
+#include "passes/Passes.h"
+#include "planner/ClusterSpec.h"
+
+namespace pc {
+#define GEN_PASS_DEF_COSTMODEL
+#include "passes/Passes.h.inc"
+} // namespace pc
+
+using namespace mlir;
+using namespace pc;
+
+llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
+                                                       llvm::StringRef dtype) {
+  llvm::Expected<planner::ClusterSpec> spec = planner::loadClusterSpec(path);
+  if (!spec)
+    return spec.takeError();
+  llvm::Expected<double> peak = spec->peak(dtype);
+  if (!peak)
+    return peak.takeError();
+  attrs::CostModel m;
+  m.peakFlops = *peak * spec->matmulEfficiency;
+  m.memoryBandwidth = spec->memoryBandwidth * spec->memoryEfficiency;
+  // A mesh's devices share a node when they can (pc-plan's mapping).
+  const planner::Link &link = spec->devicesPerNode > 1 || !spec->interNode.bandwidth
+                                  ? spec->intraNode
+                                  : spec->interNode;
+  m.linkBandwidth = link.bandwidth > 0
+                        ? link.bandwidth * spec->collectiveEfficiency
+                        : m.memoryBandwidth;
+  m.linkLatency = link.latency > 0 ? link.latency : spec->kernelLatency;
+  if (!(m.linkLatency > 0))
+    m.linkLatency = 1e-6;
+  return m;
+}
+
+namespace {
+
+struct CostModelPass : pc::impl::CostModelBase<CostModelPass> {
+  using CostModelBase::CostModelBase;
+
+  void runOnOperation() override {
+    if (cluster.empty()) {
+      getOperation().emitError("pc-cost-model: give cluster=<spec.json>");
+      return signalPassFailure();
+    }
+    llvm::Expected<attrs::CostModel> m = costModelFromSpec(cluster, dtype);
+    if (!m) {
+      getOperation().emitError()
+          << "pc-cost-model: " << llvm::toString(m.takeError());
+      return signalPassFailure();
+    }
+    attrs::setCostModel(getOperation(), *m);
+  }
+};
+
+} // namespace

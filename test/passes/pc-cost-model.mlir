@@ -1,0 +1,23 @@
+// pc-cost-model records a cluster spec's rates on the module; every cost
+// after it is figured with them: here the boxing planner's, whose fixed
+// cost per collective becomes the bytes the link moves in its latency.
+// RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/pcie-a100.json | FileCheck %s --check-prefix=ATTR
+// ATTR: module attributes {pc.cost_model = {link_bandwidth = 1.120000e+10 : f64, link_latency = {{9.9+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
+//
+// RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT: total: 2 collectives, sent 32768 B, received 32768 B, planning cost 41193
+// RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/pcie-a100.json --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=PCIE
+// PCIE: total: 2 collectives, sent 32768 B, received 32768 B, planning cost 232193
+//
+// RUN: not pc-opt %s --pc-cost-model=cluster=%t.missing.json 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: error: pc-cost-model: {{.*}}missing.json: cannot read the cluster spec
+// RUN: not pc-opt %s --pc-cost-model 2>&1 | FileCheck %s --check-prefix=NONE
+// NONE: error: pc-cost-model: give cluster=<spec.json>
+// RUN: not pc-opt %s --pc-cost-model="cluster=%pc_src_root/planner/clusters/pcie-a100.json dtype=f8" 2>&1 | FileCheck %s --check-prefix=DTYPE
+// DTYPE: error: pc-cost-model: cluster '{{.*}}' gives no peak FLOP/s for f8
+
+pc.mesh @m <["a"=2, "b"=2]>
+func.func @swap(%x: tensor<64x64xf32, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<64x64xf32, #pc.sbp<@m, [S(1), S(0)]>> {
+  %0 = pc.to_sbp %x : (tensor<64x64xf32, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<64x64xf32, #pc.sbp<@m, [S(1), S(0)]>>
+  return %0 : tensor<64x64xf32, #pc.sbp<@m, [S(1), S(0)]>>
+}
