@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/ProgramAttrs.h"
-#include "passes/LogicalEmitter.h"
+#include "passes/training/LogicalEmitter.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LocalOps.h"
+#include "passes/partition/LocalOps.h"
 
-#include "passes/BoxingLowering.h"
+#include "passes/boxing/BoxingLowering.h"
 
 using namespace mlir;
 

@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlan.h"
+#include "passes/partition/MemoryPlan.h"
 
 #include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"

@@ -1,6 +1,6 @@
 //===- LowerBoxing.cpp - --pc-lower-boxing --------------------------------===//
 
-#include "passes/BoxingLowering.h"
+#include "passes/boxing/BoxingLowering.h"
 #include "passes/Passes.h"
 
 namespace pc {

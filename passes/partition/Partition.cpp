@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/ProgramAttrs.h"
-#include "passes/LocalOps.h"
+#include "passes/partition/LocalOps.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/GradientRules.h"
+#include "passes/training/GradientRules.h"
 
 #include "dialect/PcOps.h"
-#include "passes/LogicalEmitter.h"
+#include "passes/training/LogicalEmitter.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 

@@ -13,7 +13,7 @@
 #include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
-#include "passes/SbpCandidates.h"
+#include "passes/sbp/SbpCandidates.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"

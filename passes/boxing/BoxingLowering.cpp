@@ -1,6 +1,6 @@
 //===- BoxingLowering.cpp - Emitting planned boxing steps as ops ----------===//
 
-#include "passes/BoxingLowering.h"
+#include "passes/boxing/BoxingLowering.h"
 
 using namespace mlir;
 

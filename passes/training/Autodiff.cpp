@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/ProgramAttrs.h"
-#include "passes/GradientRules.h"
+#include "passes/training/GradientRules.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
 

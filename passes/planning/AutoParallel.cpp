@@ -9,7 +9,7 @@
 #include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
-#include "passes/SbpCandidates.h"
+#include "passes/sbp/SbpCandidates.h"
 #include "planner/CostGraph.h"
 
 #include "llvm/Support/Format.h"

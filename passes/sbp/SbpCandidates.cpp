@@ -1,6 +1,6 @@
 //===- SbpCandidates.cpp - The nd SBP signatures of an op -----------------===//
 
-#include "passes/SbpCandidates.h"
+#include "passes/sbp/SbpCandidates.h"
 
 #include <functional>
 
