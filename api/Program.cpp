@@ -5,7 +5,7 @@
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
-#include "passes/MemoryPlan.h"
+#include "passes/partition/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "runtime/device/HostMemory.h"
 #include "runtime/exec/KernelRegistry.h"
