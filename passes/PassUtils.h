@@ -43,6 +43,10 @@ llvm::DenseSet<mlir::Operation *> optimizerOps(mlir::func::FuncOp f);
 
 std::string ranksText(mlir::func::FuncOp f);
 
+/// The module's cost model (pc-cost-model), or the rates of this machine's
+/// CPU virtual devices (planner/clusters/cpu-virtual.json) when it has none.
+attrs::CostModel costModelOf(mlir::ModuleOp module);
+
 /// The rates of the cluster spec at `path` (planner/ClusterSpec.h) as the
 /// module records them (pc-cost-model), with `dtype`'s peak.
 llvm::Expected<attrs::CostModel> costModelFromSpec(llvm::StringRef path,

@@ -587,6 +587,36 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
   ];
 }
 
+def Simulate : Pass<"pc-simulate", "::mlir::ModuleOp"> {
+  let summary = "Predicts each per-device program's step time over the cost model";
+  let description = [{
+    Runs on per-device programs (after `pc-partition`) and predicts how
+    long each takes, the way the actor runtime runs it: compute ops on a
+    compute stream, collectives and the local boxing steps on a
+    communication stream, each op starting when its stream is free and its
+    operands are ready, so communication overlaps the compute that does not
+    wait for it. A compute op takes its roofline time (its per-device FLOPs
+    against the peak, its bytes against the memory bandwidth); a collective
+    the alpha-beta time of a ring over its group on the link
+    (planner/CostModel.h); rates from the module's `pc.cost_model`
+    (`pc-cost-model`), else this machine's CPU devices. Prints, per
+    program: its ranks, FLOPs, compute and communication seconds, bytes
+    moved per device, and the predicted step (the later stream's end).
+
+    Waits between programs (a pipeline's sends and receives, a slower rank
+    in a collective) are not modelled: each program is timed alone; the
+    step is the slowest program's.
+
+    ```
+    pc-simulate: @mlp.part0 ranks 0-3: 1.1 GFLOP, compute 10.2 ms,
+        comm 1.3 ms (2 collectives, 1.0 MiB per device); step 10.9 ms
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPrograms", "programs", "Per-device programs simulated">,
+  ];
+}
+
 def CostModel : Pass<"pc-cost-model", "::mlir::ModuleOp"> {
   let summary = "Sets the devices' rates every cost is figured with";
   let description = [{

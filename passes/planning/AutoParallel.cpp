@@ -28,10 +28,10 @@ using namespace pc;
 
 namespace {
 
-/// The devices' rates: the module's cost model (pc-cost-model), or this
-/// machine's CPU virtual devices (planner/clusters/cpu-virtual.json).
+/// The devices' rates (costModelOf: the module's, or this machine's CPU
+/// virtual devices).
 struct Rates {
-  double flops = 1.0e11, memory = 3.2e10, link = 4.0e9, latency = 3e-5;
+  double flops, memory, link, latency;
 };
 
 /// One node of the cost graph.
@@ -530,14 +530,9 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
       }
       attrs::setCostModel(getOperation(), *m);
     }
-    Rates rates;
-    if (std::optional<attrs::CostModel> m =
-            attrs::getCostModel(getOperation())) {
-      rates.flops = m->peakFlops;
-      rates.memory = m->memoryBandwidth;
-      rates.link = m->linkBandwidth;
-      rates.latency = m->linkLatency;
-    }
+    attrs::CostModel m = costModelOf(getOperation());
+    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth,
+                m.linkLatency};
     Planner planner(getOperation(), rates);
     if (failed(planner.build()) ||
         failed(planner.solve(deviceMemory, report, checkExact)))

@@ -42,6 +42,17 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   return m;
 }
 
+attrs::CostModel pc::costModelOf(ModuleOp module) {
+  if (std::optional<attrs::CostModel> m = attrs::getCostModel(module))
+    return *m;
+  attrs::CostModel cpu;
+  cpu.peakFlops = 1.0e11;
+  cpu.memoryBandwidth = 3.2e10;
+  cpu.linkBandwidth = 4.0e9;
+  cpu.linkLatency = 3e-5;
+  return cpu;
+}
+
 namespace {
 
 struct CostModelPass : pc::impl::CostModelBase<CostModelPass> {

@@ -1,5 +1,5 @@
-// RUN: pc-opt %S/../dialect/roundtrip.mlir --pc-print-signatures -o /dev/null | FileCheck %s
-// RUN: pc-opt %S/../dialect/roundtrip.mlir --pc-print-signatures=axis-size=4 -o /dev/null | FileCheck %s --check-prefix=FOUR
+// RUN: pc-opt %S/../../dialect/roundtrip.mlir --pc-print-signatures -o /dev/null | FileCheck %s
+// RUN: pc-opt %S/../../dialect/roundtrip.mlir --pc-print-signatures=axis-size=4 -o /dev/null | FileCheck %s --check-prefix=FOUR
 
 // The 1-D signatures of every logical op, on the ops of the round-trip test.
 // Each line is checked whole: a missing or extra signature fails.
