@@ -90,8 +90,8 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
     if (!isa<ModuleOp>(op) || !pc::attrs::getCostModel(op))
       return op->emitOpError(
           "'pc.cost_model' must be a dictionary of positive f64 rates "
-          "{peak_flops, memory_bandwidth, link_bandwidth, link_latency} on "
-          "the module");
+          "{peak_flops, memory_bandwidth, link_bandwidth, link_latency, "
+          "kernel_latency (or 0)} on the module");
     return success();
   }
   if (name == pc::attrs::kMemory) {

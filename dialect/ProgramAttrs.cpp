@@ -164,6 +164,7 @@ constexpr std::pair<const char *, double CostModel::*> kCostFields[] = {
     {"memory_bandwidth", &CostModel::memoryBandwidth},
     {"link_bandwidth", &CostModel::linkBandwidth},
     {"link_latency", &CostModel::linkLatency},
+    {"kernel_latency", &CostModel::kernelLatency},
 };
 } // namespace
 
@@ -174,7 +175,9 @@ std::optional<CostModel> getCostModel(Operation *module) {
   CostModel model;
   for (auto [name, field] : kCostFields) {
     auto value = dict.getAs<FloatAttr>(name);
-    if (!value || !(value.getValueAsDouble() > 0))
+    bool mayBeZero = llvm::StringRef(name) == "kernel_latency";
+    if (!value || !(value.getValueAsDouble() > 0 ||
+                    (mayBeZero && value.getValueAsDouble() == 0)))
       return std::nullopt;
     model.*field = value.getValueAsDouble();
   }

@@ -138,8 +138,9 @@ void setMemoryUse(mlir::Operation *f, const MemoryUse &use);
 /// latency in s. Without one, every cost is figured with the defaults
 /// (boxing/CostModel.h).
 struct CostModel {
-  double peakFlops = 0, memoryBandwidth = 0, linkBandwidth = 0,
-         linkLatency = 0;
+  double peakFlops = 0, memoryBandwidth = 0, linkBandwidth = 0, linkLatency = 0;
+  /// Fixed time of launching one kernel (may be 0).
+  double kernelLatency = 0;
   friend bool operator==(const CostModel &, const CostModel &) = default;
 };
 std::optional<CostModel> getCostModel(mlir::Operation *module);

@@ -633,7 +633,8 @@ def CostModel : Pass<"pc-cost-model", "::mlir::ModuleOp"> {
 
     ```mlir
     // --pc-cost-model=cluster=planner/clusters/dgx-a100.json
-    module attributes {pc.cost_model = {link_bandwidth = 2.4e+11 : f64,
+    module attributes {pc.cost_model = {kernel_latency = 4.0e-06 : f64,
+        link_bandwidth = 2.4e+11 : f64,
         link_latency = 3.0e-06 : f64, memory_bandwidth = 1.73e+12 : f64,
         peak_flops = 2.18e+14 : f64}} { ... }
     ```

@@ -531,8 +531,7 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
       attrs::setCostModel(getOperation(), *m);
     }
     attrs::CostModel m = costModelOf(getOperation());
-    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth,
-                m.linkLatency};
+    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth, m.linkLatency};
     Planner planner(getOperation(), rates);
     if (failed(planner.build()) ||
         failed(planner.solve(deviceMemory, report, checkExact)))

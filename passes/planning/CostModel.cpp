@@ -30,12 +30,13 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   m.peakFlops = *peak * spec->matmulEfficiency;
   m.memoryBandwidth = spec->memoryBandwidth * spec->memoryEfficiency;
   // A mesh's devices share a node when they can (pc-plan's mapping).
-  const planner::Link &link = spec->devicesPerNode > 1 || !spec->interNode.bandwidth
-                                  ? spec->intraNode
-                                  : spec->interNode;
+  const planner::Link &link =
+      spec->devicesPerNode > 1 || !spec->interNode.bandwidth ? spec->intraNode
+                                                             : spec->interNode;
   m.linkBandwidth = link.bandwidth > 0
                         ? link.bandwidth * spec->collectiveEfficiency
                         : m.memoryBandwidth;
+  m.kernelLatency = spec->kernelLatency;
   m.linkLatency = link.latency > 0 ? link.latency : spec->kernelLatency;
   if (!(m.linkLatency > 0))
     m.linkLatency = 1e-6;
@@ -50,6 +51,7 @@ attrs::CostModel pc::costModelOf(ModuleOp module) {
   cpu.memoryBandwidth = 3.2e10;
   cpu.linkBandwidth = 4.0e9;
   cpu.linkLatency = 3e-5;
+  cpu.kernelLatency = 0;
   return cpu;
 }
 

@@ -38,6 +38,7 @@ planner::ClusterSpec specOf(const attrs::CostModel &m) {
   s.peakFlops["f32"] = m.peakFlops;
   s.memoryBandwidth = m.memoryBandwidth;
   s.intraNode = {m.linkBandwidth, m.linkLatency};
+  s.kernelLatency = m.kernelLatency;
   return s;
 }
 

@@ -1,20 +1,20 @@
 // RUN: pc-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency} on the module}}
+// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)} on the module}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64}} {
 }
 
 // -----
 
 // expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
-module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = -1.0 : f64, link_latency = 1.0e-6 : f64}} {
+module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = -1.0 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64}} {
 }
 
 // -----
 
 module {
   // expected-error @+1 {{'func.func' op 'pc.cost_model' must be a dictionary of positive f64 rates}}
-  func.func @f() attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64}} {
+  func.func @f() attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64}} {
     return
   }
 }

@@ -2,7 +2,7 @@
 // after it is figured with them: here the boxing planner's, whose fixed
 // cost per collective becomes the bytes the link moves in its latency.
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/pcie-a100.json | FileCheck %s --check-prefix=ATTR
-// ATTR: module attributes {pc.cost_model = {link_bandwidth = 1.120000e+10 : f64, link_latency = {{[0-9.]+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
+// ATTR: module attributes {pc.cost_model = {kernel_latency = {{[0-9.]+E-6}} : f64, link_bandwidth = 1.120000e+10 : f64, link_latency = {{[0-9.]+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // DEFAULT: total: 2 collectives, sent 32768 B, received 32768 B, planning cost 41193
