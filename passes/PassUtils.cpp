@@ -84,6 +84,13 @@ std::optional<unsigned> pc::lossResult(func::FuncOp f) {
   return std::nullopt;
 }
 
+int64_t pc::tensorBytes(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t)
+    return 0;
+  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+}
+
 bool pc::isCommOp(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
              LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);

@@ -27,6 +27,9 @@ bool isFloatTensor(mlir::Type t);
 /// else its only result when that is a 0-d float tensor.
 std::optional<unsigned> lossResult(mlir::func::FuncOp f);
 
+/// Bytes of a ranked tensor type (0 for anything else).
+int64_t tensorBytes(mlir::Type type);
+
 /// Whether the runtime runs `op` on the communication stream, whose ops
 /// keep their program order (the ops registerCpuCommKernels binds there).
 bool isCommOp(mlir::Operation *op);

@@ -16,7 +16,7 @@ using Parts = std::map<std::string, double>;
 /// The category of an op's time in the breakdown.
 std::string category(const SimOp &op) {
   if (!op.collective)
-    return op.name == "optimizer" ? "optimizer" : "compute";
+    return std::string_view(op.name) == "optimizer" ? "optimizer" : "compute";
   return std::string(axisName(op.axis)) + " comm";
 }
 
@@ -255,12 +255,17 @@ std::vector<Memory> Simulator::memory(const TransformerSpec &m,
   return out;
 }
 
-llvm::Expected<Simulation> Simulator::simulate(const TransformerSpec &m,
-                                               const Strategy &st) {
+llvm::Expected<double> Simulator::checkedPeak(const TransformerSpec &m,
+                                              const Strategy &st) const {
   if (std::string bad = check(m, st); !bad.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "strategy '" + st.str() + "': " + bad);
-  llvm::Expected<double> peak = spec.peak(st.dtype);
+  return spec.peak(st.dtype);
+}
+
+llvm::Expected<Simulation> Simulator::simulate(const TransformerSpec &m,
+                                               const Strategy &st) {
+  llvm::Expected<double> peak = checkedPeak(m, st);
   if (!peak)
     return peak.takeError();
   CostModel cost(spec, *peak);
@@ -388,10 +393,7 @@ bool Simulator::fits(const std::vector<Memory> &stages, double *peak) const {
 
 llvm::Expected<double> Simulator::estimate(const TransformerSpec &m,
                                            const Strategy &st) const {
-  if (std::string bad = check(m, st); !bad.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "strategy '" + st.str() + "': " + bad);
-  llvm::Expected<double> peak = spec.peak(st.dtype);
+  llvm::Expected<double> peak = checkedPeak(m, st);
   if (!peak)
     return peak.takeError();
   CostModel cost(spec, *peak);

@@ -94,6 +94,9 @@ public:
 
 private:
   const pipeline::Schedule &schedule(const pipeline::ScheduleSpec &s);
+  /// The peak FLOP/s `st` computes at, once check() accepts it.
+  llvm::Expected<double> checkedPeak(const TransformerSpec &m,
+                                     const Strategy &st) const;
 
   const ClusterSpec &spec;
   std::map<std::tuple<int, int64_t, int64_t, int64_t>,

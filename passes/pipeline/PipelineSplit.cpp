@@ -34,13 +34,6 @@ using namespace pc;
 
 namespace {
 
-int64_t bytesOf(Type t) {
-  auto r = dyn_cast<RankedTensorType>(t);
-  if (!r)
-    return 0;
-  return r.getNumElements() * ((r.getElementTypeBitWidth() + 7) / 8);
-}
-
 struct PipelineSplitPass
     : public pc::impl::PipelineSplitBase<PipelineSplitPass> {
   using PipelineSplitBase::PipelineSplitBase;
@@ -139,11 +132,11 @@ struct PipelineSplitPass
         continue;
       double w = sbpOp.getComputeCost(), b = 0;
       for (Type t : op.getResultTypes())
-        b += double(bytesOf(t));
+        b += double(tensorBytes(t));
       for (Value v : op.getOperands())
         if (auto get = v.getDefiningOp<GetParamOp>())
           if (paramsSeen.insert(get.getNameAttr().getAttr()).second)
-            b += double(bytesOf(get.getType()));
+            b += double(tensorBytes(get.getType()));
       weight[&op] = {w, b};
       flops += w;
       bytes += b;
@@ -333,7 +326,7 @@ struct PipelineSplitPass
         total += sbpOp.getComputeCost();
       }
       if (auto get = dyn_cast<GetParamOp>(op))
-        params[s] += bytesOf(get.getType());
+        params[s] += tensorBytes(get.getType());
     }
     llvm::outs() << "pipeline split of @" << f.getSymName() << " into "
                  << stagesTotal << " stages:\n";

@@ -23,12 +23,7 @@ using namespace pc;
 
 namespace {
 
-double bytesOf(Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  if (!tensor)
-    return 0;
-  return double(tensor.getNumElements()) * double(elementBytes(t));
-}
+double bytesOf(Type t) { return double(tensorBytes(t)); }
 
 /// The module's rates as the planner's cost model sees one node's devices.
 planner::ClusterSpec specOf(const attrs::CostModel &m) {
