@@ -7,12 +7,15 @@
 // in one process, all running at once as they do in pc-run: each device's
 // large-matmul rate (OpenBLAS sgemm, with the device's share of the
 // cores), its memory bandwidth (memcpy), the per-call overhead of a tiny
-// kernel, and the shared-memory communicator's all-reduce latency and
-// bandwidth. Writes the cluster spec (docs/planning.md) to stdout. The
-// measured matmul rate is the spec's peak, so its matmul efficiency is 1.
+// op (a chain of 256 tiny ops compiled and run by the actor runtime on
+// every device: what a firing costs beyond its arithmetic), and the
+// shared-memory communicator's all-reduce latency and bandwidth. Writes the
+// cluster spec (docs/planning.md) to stdout. The measured matmul rate is the
+// spec's peak, so its matmul efficiency is 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/Program.h"
 #include "runtime/comm/World.h"
 
 #include <cblas.h>
@@ -61,6 +64,51 @@ double concurrently(int devices, int rounds,
     best = std::min(best, now() - t0);
   }
   return best;
+}
+
+/// The time one op of a per-device program takes beyond its arithmetic: a
+/// chain of tiny exponentials on every device, compiled and run by the
+/// actor runtime, per op.
+absl::StatusOr<double> opLatency(int devices) {
+  const int ops = 256;
+  std::string src =
+      "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
+      "]>\nfunc.func @chain(%x: tensor<" + std::to_string(8 * devices) +
+      "xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<" + std::to_string(8 * devices) +
+      "xf32, #pc.sbp<@m, [S(0)]>> {\n";
+  std::string type =
+      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
+  std::string prev = "%x";
+  for (int i = 0; i < ops; ++i) {
+    std::string v = "%v" + std::to_string(i);
+    src +=
+        "  " + v + " = pc.exp " + prev + " : (" + type + ") -> " + type + "\n";
+    prev = v;
+  }
+  src += "  return " + prev + " : " + type + "\n}\n";
+  absl::StatusOr<pc::api::Program> program =
+      pc::api::compileSource(src, "calibrate");
+  if (!program.ok())
+    return program.status();
+  pc::api::SessionOptions options;
+  options.devices = devices;
+  absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
+      pc::api::Session::create(*program, options);
+  if (!session.ok())
+    return session.status();
+  if (absl::Status s = (*session)->feed(
+          "arg0", pc::runtime::HostTensor::zeros({8 * devices},
+                                                 pc::runtime::CommType::F32));
+      !s.ok())
+    return s;
+  double best = 1e30;
+  for (int r = 0; r < 12; ++r) {
+    double t0 = now();
+    if (absl::Status s = (*session)->run(); !s.ok())
+      return s;
+    best = std::min(best, now() - t0);
+  }
+  return best / ops;
 }
 
 } // namespace
@@ -112,14 +160,12 @@ int main(int argc, char **argv) {
   });
   double bandwidth = 2.0 * double(bytes) * 4 / copy;
 
-  // A tiny kernel's overhead: an 8x8x8 product.
-  const int tiny = 2000;
-  double small = concurrently(devices, 3, [&](int d) {
-    for (int i = 0; i < tiny; ++i)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 8, 8, 8, 1.0f,
-                  a[d].data(), 8, a[d].data(), 8, 0.0f, c[d].data(), 8);
-  });
-  double latency = small / tiny;
+  absl::StatusOr<double> latency = opLatency(devices);
+  if (!latency.ok()) {
+    std::fprintf(stderr, "pc-bench-calibrate: %s\n",
+                 latency.status().ToString().c_str());
+    return 1;
+  }
 
   // The communicator: all-reduce of 1 KiB (latency) and 64 MiB (bandwidth).
   double alpha = 0, beta = 0;
@@ -187,6 +233,6 @@ int main(int argc, char **argv) {
               "    \"usable_memory\": 0.8\n"
               "  }\n"
               "}\n",
-              latency);
+              *latency);
   return 0;
 }

@@ -66,7 +66,11 @@ double CostModel::collective(CollectiveKind kind, double bytes,
   double alpha = l.latency;
   switch (kind) {
   case CollectiveKind::AllReduce: {
+    // NCCL's tree pays off across nodes (log hops on the network); inside
+    // a node (and on shared memory) the ring runs.
     double ring = 2 * (n - 1) * alpha + 2 * (n - 1) / n * bytes / bw;
+    if (g.nodes() <= 1)
+      return ring;
     double tree = 2 * std::ceil(std::log2(n)) * alpha + 2 * bytes / bw;
     return std::min(ring, tree);
   }
