@@ -197,7 +197,7 @@ CostGraph::Result CostGraph::solve(const Options &options) const {
           if (w > v)
             total += g.at(e, v, size_t(c[v]), size_t(c[w]));
       }
-      if (total < bestCost) {
+      if (best.empty() || total < bestCost) {
         bestCost = total;
         best = c;
       }
@@ -293,7 +293,7 @@ CostGraph::Result CostGraph::bruteForce(double limit) const {
   result.cost = kInf;
   for (;;) {
     double total = evaluate(c);
-    if (total < result.cost) {
+    if (result.choice.empty() || total < result.cost) {
       result.cost = total;
       result.choice = c;
     }

@@ -101,8 +101,10 @@ llvm::Expected<TransformerSpec> parseModel(llvm::StringRef text) {
   for (size_t i = first; i < parts.size(); ++i) {
     auto [key, value] = parts[i].split('=');
     int64_t n = 0;
-    if (value.trim().getAsInteger(10, n) || n < 1)
-      return fail("model: '" + parts[i] + "' is not key=positive integer");
+    // Bounded so that the parameter counts fit in 64 bits.
+    if (value.trim().getAsInteger(10, n) || n < 1 || n > 10000000)
+      return fail("model: '" + parts[i] +
+                  "' is not key=integer from 1 to 10^7");
     key = key.trim();
     if (key == "layers")
       spec.layers = n;

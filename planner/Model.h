@@ -39,9 +39,11 @@ struct TransformerSpec {
   /// head shares the token embedding), the final layer norm.
   int64_t parameters() const;
   /// The FLOPs of one training iteration over `batch` sequences, counting
-  /// every matrix product (Narayanan et al. 2021, eq. 3): 72 B s l h^2
-  /// (1 + s/(6h) + V/(16 l h)) without recompute, 96 with full recompute;
-  /// selective recompute adds the attention core's products once more.
+  /// every matrix product: with full recompute Narayanan et al.'s (2021,
+  /// eq. 3) 96 B s l h^2 (1 + s/(6h) + V/(16 l h)); without, the layers'
+  /// 72 B s l h^2 (1 + s/(6h)) and the head's 6 B s h V (the head is never
+  /// recomputed); selective recompute adds the attention core's products
+  /// once more.
   double iterationFlops(int64_t batch, Recompute recompute) const;
 };
 

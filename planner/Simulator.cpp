@@ -189,6 +189,13 @@ std::string Simulator::check(const TransformerSpec &m,
   if (st.virtualStages > 1) {
     if (st.schedule != pipeline::ScheduleKind::Interleaved)
       return "virtual stages need the interleaved schedule";
+    if (st.pp == 1)
+      return "virtual stages need pipeline stages (pp > 1)";
+    // Megatron's rule, which its warm-up (the memory formula) assumes;
+    // pc's own schedule runs any m, holding more.
+    if (st.microBatches % st.pp)
+      return "interleaving needs the " + n(st.microBatches) +
+             " micro-batches to divide by the " + n(st.pp) + " stages";
     if (m.layers % st.modelStages())
       return "interleaving needs the " + n(m.layers) +
              " layers to divide evenly into " + n(st.modelStages()) +

@@ -45,7 +45,7 @@ struct Strategy {
   int64_t globalBatch() const { return dp * microBatchSize * microBatches; }
   int64_t modelStages() const { return pp * virtualStages; }
 
-  /// "dp8 tp8 pp8 v3, 64x1 interleaved, zero1, selective+sp, bf16".
+  /// "dp8 tp8 pp8 v3, 64x1 interleaved, zero1, selective, sp, bf16".
   std::string str() const;
   /// The options of pc-run (and pc-opt's pipeline) that run this strategy
   /// on a model whose mesh is dp x tp, one per line.

@@ -99,7 +99,6 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
     EXPECT_NE(at, std::string::npos) << from;
     return s.replace(at, from.size(), to);
   };
-  EXPECT_EQ(specError("{"), specError("{")); // no crash
   EXPECT_NE(specError("{").find("bad.json: not JSON"), std::string::npos);
   EXPECT_NE(specError("[1]").find("a cluster spec is a JSON object"),
             std::string::npos);
@@ -317,7 +316,8 @@ TEST(PlannerTest, SearchEqualsExhaustive) {
     all.simulate = 1 << 30;
     llvm::Expected<SearchResult> a = search(m, sim, quick);
     llvm::Expected<SearchResult> b = search(m, sim, all);
-    ASSERT_TRUE(a && b);
+    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+    ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
     EXPECT_GT(int64_t(b->best.size()), quick.simulate);
     EXPECT_EQ(a->best.front().strategy.str(), b->best.front().strategy.str())
         << name;

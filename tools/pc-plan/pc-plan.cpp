@@ -67,8 +67,8 @@ llvm::Expected<Strategy> parseStrategy(llvm::StringRef text,
     int64_t n = 0;
     bool isInt = !value.getAsInteger(10, n);
     auto integer = [&](int64_t &out) -> llvm::Error {
-      if (!isInt || n < 0)
-        return bad("'" + part + "' is not key=non-negative integer");
+      if (!isInt || n < 0 || n > 1000000)
+        return bad("'" + part + "' is not key=integer from 0 to 10^6");
       out = n;
       return llvm::Error::success();
     };
@@ -262,6 +262,10 @@ int main(int argc, char **argv) {
     return fail("--devices-per-node must be positive");
   if (devicesPerNode > 0)
     spec->devicesPerNode = devicesPerNode;
+  if (spec->devicesPerNode > 1 && spec->intraNode.bandwidth <= 0)
+    return fail("cluster '" + spec->name + "' has " +
+                llvm::Twine(spec->devicesPerNode) +
+                " devices per node but no 'intra_node' link");
   if (spec->nodes > 1 && spec->interNode.bandwidth <= 0)
     return fail("cluster '" + spec->name + "' has " + llvm::Twine(spec->nodes) +
                 " nodes but no 'inter_node' link");
@@ -306,10 +310,11 @@ int main(int argc, char **argv) {
     plans = std::move(r->best);
   }
 
-  printPlans(llvm::outs(), plans, size_t(std::max(1, int(top))));
+  const size_t shown = size_t(std::max(1, int(top)));
+  printPlans(llvm::outs(), plans, shown);
   if (plans.size() > 1) {
     llvm::outs() << "\nwhy:\n";
-    for (size_t i = 0; i + 1 < std::min(size_t(top), plans.size()); ++i)
+    for (size_t i = 0; i + 1 < std::min(shown, plans.size()); ++i)
       printWhy(llvm::outs(), plans[i], plans[i + 1], i + 1, i + 2);
   }
   const Simulation &best = plans.front();

@@ -5,35 +5,40 @@
 //
 // Unconstrained, tensor parallelism needs no communication here: the
 // loss's partial sum is returned as it is, and every gradient lands in its
-// weight's layout.
+// weight's layout; but every device holds the whole input.
 // RUN: pc-opt %s --pc-autodiff --pc-auto-parallel=report=true | FileCheck %s --check-prefix=FREE
-// FREE: pc-auto-parallel: {{.*}} solved exactly; predicted {{.*}} boxing 0.000), 1.1 MiB per device
-// FREE: pc.param @w1 : tensor<64x64xf32, #pc.sbp<@m, [S(1)]>>
-// FREE: pc.param @w2 : tensor<64x64xf32, #pc.sbp<@m, [S(0)]>>
-// FREE: func.func @step(%arg0: tensor<4096x64xf32, #pc.sbp<@m, [B]>>)
+// FREE: pc-auto-parallel: {{.*}} solved exactly; predicted {{.*}} boxing 0.000), 5.0 MiB per device
+// FREE: pc.param @w1 : tensor<256x256xf32, #pc.sbp<@m, [S(1)]>>
+// FREE: pc.param @w2 : tensor<256x256xf32, #pc.sbp<@m, [S(0)]>>
+// FREE: func.func @step(%arg0: tensor<4096x256xf32, #pc.sbp<@m, [B]>>)
 //
-// Under 1.1 MB per device the input must be split: data parallel, whose
-// gradients are all-reduced.
-// RUN: pc-opt %s --pc-autodiff --pc-auto-parallel="report=true device-memory=1100000" | FileCheck %s --check-prefix=BUDGET
-// BUDGET: pc-auto-parallel: {{.*}} 0.6 MiB per device
-// BUDGET: pc.param @w1 : tensor<64x64xf32, #pc.sbp<@m, [B]>>
-// BUDGET: func.func @step(%arg0: tensor<4096x64xf32, #pc.sbp<@m, [S(0)]>>)
-// RUN: pc-opt %s --pc-autodiff --pc-auto-parallel=device-memory=1100000 --pc-optimizer --pc-distribute | FileCheck %s --check-prefix=DP
-// DP: pc.all_reduce
+// Under 4.5 MB per device the input is split (data parallel) and one
+// weight is stored split; under 3.5 MB both are, gathered at each use.
+// RUN: pc-opt %s --pc-autodiff --pc-auto-parallel="report=true device-memory=4500000" | FileCheck %s --check-prefix=BUDGET
+// BUDGET: pc-auto-parallel: {{.*}} 3.5 MiB per device
+// BUDGET: pc.param @w1 : tensor<256x256xf32, #pc.sbp<@m, [S(0)]>>
+// BUDGET: pc.param @w2 : tensor<256x256xf32, #pc.sbp<@m, [B]>>
+// BUDGET: func.func @step(%arg0: tensor<4096x256xf32, #pc.sbp<@m, [S(0)]>>)
+// RUN: pc-opt %s --pc-autodiff --pc-auto-parallel="report=true device-memory=3500000" | FileCheck %s --check-prefix=TIGHTER
+// TIGHTER: pc-auto-parallel: {{.*}} 3.0 MiB per device
+// TIGHTER: pc.param @w1 : tensor<256x256xf32, #pc.sbp<@m, [S(0)]>>
+// TIGHTER: pc.param @w2 : tensor<256x256xf32, #pc.sbp<@m, [S(0)]>>
+// RUN: pc-opt %s --pc-autodiff --pc-auto-parallel=device-memory=3500000 --pc-optimizer --pc-distribute | FileCheck %s --check-prefix=DIST
+// DIST: pc.all_gather
 //
-// Nothing fits 300 KB.
-// RUN: not pc-opt %s --pc-autodiff --pc-auto-parallel=device-memory=300000 2>&1 | FileCheck %s --check-prefix=TIGHT
-// TIGHT: error: pc-auto-parallel: no layout fits device-memory = 300000 bytes; the smallest found needs {{[0-9]+}} bytes per device
+// Nothing fits 3 MB.
+// RUN: not pc-opt %s --pc-autodiff --pc-auto-parallel=device-memory=3000000 2>&1 | FileCheck %s --check-prefix=TIGHT
+// TIGHT: error: pc-auto-parallel: no layout fits device-memory = 3000000 bytes; the smallest found needs {{[0-9]+}} bytes per device
 
 pc.mesh @m <["x"=2]>
-pc.param @w1 : tensor<64x64xf32> = #pc.init<normal(std = 0.02)>
-pc.param @w2 : tensor<64x64xf32> = #pc.init<normal(std = 0.02)>
-func.func @step(%x: tensor<4096x64xf32>) -> tensor<f32> {
-  %w1 = pc.get_param @w1 : tensor<64x64xf32>
-  %w2 = pc.get_param @w2 : tensor<64x64xf32>
-  %h = pc.matmul %x, %w1 : (tensor<4096x64xf32>, tensor<64x64xf32>) -> tensor<4096x64xf32>
-  %a = pc.gelu %h : (tensor<4096x64xf32>) -> tensor<4096x64xf32>
-  %y = pc.matmul %a, %w2 : (tensor<4096x64xf32>, tensor<64x64xf32>) -> tensor<4096x64xf32>
-  %l = pc.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4096x64xf32>) -> tensor<f32>
+pc.param @w1 : tensor<256x256xf32> = #pc.init<normal(std = 0.02)>
+pc.param @w2 : tensor<256x256xf32> = #pc.init<normal(std = 0.02)>
+func.func @step(%x: tensor<4096x256xf32>) -> tensor<f32> {
+  %w1 = pc.get_param @w1 : tensor<256x256xf32>
+  %w2 = pc.get_param @w2 : tensor<256x256xf32>
+  %h = pc.matmul %x, %w1 : (tensor<4096x256xf32>, tensor<256x256xf32>) -> tensor<4096x256xf32>
+  %a = pc.gelu %h : (tensor<4096x256xf32>) -> tensor<4096x256xf32>
+  %y = pc.matmul %a, %w2 : (tensor<4096x256xf32>, tensor<256x256xf32>) -> tensor<4096x256xf32>
+  %l = pc.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4096x256xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }

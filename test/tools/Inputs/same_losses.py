@@ -12,7 +12,7 @@ import sys
 a = [s["loss"] for s in json.load(open(sys.argv[1]))["steps"]]
 b = [s["loss"] for s in json.load(open(sys.argv[2]))["steps"]]
 rtol = float(sys.argv[3])
-if len(a) != len(b):
+if not a or len(a) != len(b):
     print(f"{len(a)} steps against {len(b)}")
     sys.exit(1)
 for i, (x, y) in enumerate(zip(a, b)):
