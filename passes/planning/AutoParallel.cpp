@@ -29,9 +29,10 @@ using namespace pc;
 namespace {
 
 /// The devices' rates (costModelOf: the module's, or this machine's CPU
-/// virtual devices).
+/// virtual devices); a collective's latency is the boxing planner's
+/// (costParams), in bytes of the link.
 struct Rates {
-  double flops, memory, link, latency;
+  double flops, memory, link;
 };
 
 /// One node of the cost graph.
@@ -531,7 +532,7 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
       attrs::setCostModel(getOperation(), *m);
     }
     attrs::CostModel m = costModelOf(getOperation());
-    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth, m.linkLatency};
+    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth};
     Planner planner(getOperation(), rates);
     if (failed(planner.build()) ||
         failed(planner.solve(deviceMemory, report, checkExact)))
