@@ -23,18 +23,6 @@ using namespace pc;
 
 namespace {
 
-int64_t overlap(const Box &a, const Box &b) {
-  int64_t v = 1;
-  for (size_t d = 0; d < a.sizes.size(); ++d) {
-    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
-    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
-    if (hi <= lo)
-      return 0;
-    v *= hi - lo;
-  }
-  return v;
-}
-
 std::vector<std::vector<SbpEntry>> layouts(std::span<const int64_t> shape,
                                            std::span<const int64_t> mesh) {
   std::vector<SbpEntry> alphabet = {SbpEntry::broadcast()};
@@ -80,7 +68,9 @@ void study(std::vector<int64_t> shape, std::vector<int64_t> mesh) {
                            boxing::planBytes(plan, shape, e, mesh, c).received);
         Box have = localBox(shape, mesh, src, c);
         Box want = localBox(shape, mesh, dst, c);
-        direct = std::max(direct, (product(want.sizes) - overlap(have, want)) * e);
+        direct = std::max(
+            direct,
+            (product(want.sizes) - boxing::overlapVolume(have, want)) * e);
       }
       ++pairs;
       if (planned <= direct) {

@@ -59,7 +59,9 @@ int64_t groupSize(std::span<const int64_t> meshShape,
 
 int64_t volume(const Box &b) { return product(b.sizes); }
 
-int64_t intersection(const Box &a, const Box &b) {
+} // namespace
+
+int64_t overlapVolume(const Box &a, const Box &b) {
   int64_t v = 1;
   for (size_t d = 0; d < a.sizes.size(); ++d) {
     int64_t lo = std::max(a.offsets[d], b.offsets[d]);
@@ -70,7 +72,6 @@ int64_t intersection(const Box &a, const Box &b) {
   }
   return v;
 }
-} // namespace
 
 double planningCost(const Step &step, std::span<const int64_t> shape,
                     int64_t elemBytes, std::span<const int64_t> meshShape,
@@ -153,8 +154,8 @@ RankBytes exactBytes(const Step &step, std::span<const int64_t> shape,
     for (int64_t q = 0; q < n; ++q) {
       if (q == self)
         continue;
-      r.received += intersection(before[q], after[self]);
-      r.sent += intersection(before[self], after[q]);
+      r.received += overlapVolume(before[q], after[self]);
+      r.sent += overlapVolume(before[self], after[q]);
     }
     break;
   default:

@@ -74,6 +74,9 @@ double planningCost(const Step &step, std::span<const int64_t> shape,
                     int64_t elemBytes, std::span<const int64_t> meshShape,
                     const CostParams &params);
 
+/// The elements two boxes of one tensor share.
+int64_t overlapVolume(const Box &a, const Box &b);
+
 /// The exact bytes the mesh position `coords` receives and sends in `step`.
 RankBytes exactBytes(const Step &step, std::span<const int64_t> shape,
                      int64_t elemBytes, std::span<const int64_t> meshShape,

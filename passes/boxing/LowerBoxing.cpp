@@ -1,7 +1,7 @@
 //===- LowerBoxing.cpp - --pc-lower-boxing --------------------------------===//
 
-#include "passes/boxing/BoxingLowering.h"
 #include "passes/Passes.h"
+#include "passes/boxing/BoxingLowering.h"
 
 namespace pc {
 #define GEN_PASS_DEF_LOWERBOXING

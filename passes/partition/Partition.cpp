@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/ProgramAttrs.h"
-#include "passes/partition/LocalOps.h"
 #include "passes/Passes.h"
+#include "passes/partition/LocalOps.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"

@@ -166,18 +166,6 @@ int Planner::addStored(Type type, FlatSymbolRefAttr mesh, SbpAttr fixed,
 
 namespace {
 
-/// Equal layouts, where entries on axes of one device do not count.
-bool sameLayout(SbpAttr a, SbpAttr b, ArrayRef<int64_t> meshShape) {
-  if (a == b)
-    return true;
-  if (!a || !b || a.getMesh() != b.getMesh())
-    return false;
-  for (auto [axis, x, y] : llvm::enumerate(a.getEntries(), b.getEntries()))
-    if (meshShape[axis] != 1 && !(x == y))
-      return false;
-  return true;
-}
-
 /// Whether the backward pass reads `v` (so that it stays in memory).
 bool savedForBackward(Value v) {
   return llvm::any_of(v.getUsers(),

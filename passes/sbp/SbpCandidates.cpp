@@ -81,4 +81,19 @@ SmallVector<NdSbpSignature, 0> ndSignatures(SbpOpInterface op,
   return out;
 }
 
+// Whether `a` and `b` are the same layout on a mesh of `meshShape`: on an
+// axis of one device every entry (a split, a partial) is the whole tensor,
+// so entries there do not tell layouts apart.
+bool sameLayout(SbpAttr a, SbpAttr b, ArrayRef<int64_t> meshShape) {
+  if (a == b)
+    return true;
+  if (!a || !b || a.getMesh() != b.getMesh() ||
+      a.getEntries().size() != b.getEntries().size())
+    return false;
+  for (auto [axis, x, y] : llvm::enumerate(a.getEntries(), b.getEntries()))
+    if (meshShape[axis] != 1 && !(x == y))
+      return false;
+  return true;
+}
+
 } // namespace pc

@@ -19,6 +19,11 @@ namespace pc {
 llvm::SmallVector<NdSbpSignature, 0>
 ndSignatures(SbpOpInterface op, llvm::ArrayRef<int64_t> meshShape);
 
+/// Whether `a` and `b` are the same layout on a mesh of `meshShape`: on an
+/// axis of one device every entry (a split, a partial) is the whole tensor,
+/// so entries there do not tell layouts apart.
+bool sameLayout(SbpAttr a, SbpAttr b, llvm::ArrayRef<int64_t> meshShape);
+
 } // namespace pc
 
 #endif // PC_PASSES_SBPCANDIDATES_H

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/ProgramAttrs.h"
-#include "passes/training/LogicalEmitter.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
+#include "passes/training/LogicalEmitter.h"
 
 #include "mlir/IR/Builders.h"
 

@@ -147,18 +147,44 @@ TEST(ModelTest, PresetsAndErrors) {
   }
 }
 
+namespace {
+
+// Korthikanti et al. (2022), Table 5 (../shared/reference/planner-
+// validation.md): A100 80GB, sequence 2048, vocabulary 51,200, DP 1.
+struct Table5Row {
+  const char *model;
+  int64_t tp, pp, gpus, batch, micro, v;
+  double full, selective; // seconds per iteration
+};
+constexpr Table5Row kTable5[] = {
+    {"megatron-22b", 8, 1, 8, 4, 4, 1, 1.42, 1.10},
+    {"megatron-175b", 8, 8, 64, 64, 1, 3, 18.13, 13.75},
+    {"megatron-530b", 8, 35, 280, 280, 1, 3, 49.05, 37.83},
+    {"megatron-1t", 8, 64, 512, 512, 1, 1, 94.42, 71.49}};
+
+/// The row's strategy: full recompute, or selective with sequence
+/// parallelism.
+Strategy table5Strategy(const Table5Row &r, bool selective) {
+  Strategy st;
+  st.tp = r.tp;
+  st.pp = r.pp;
+  st.virtualStages = r.v;
+  st.schedule = r.v > 1 ? pc::pipeline::ScheduleKind::Interleaved
+                        : pc::pipeline::ScheduleKind::OneFOneB;
+  st.microBatchSize = r.micro;
+  st.microBatches = r.batch / r.micro;
+  st.recompute = selective ? Recompute::Selective : Recompute::Full;
+  st.sequenceParallel = selective;
+  return st;
+}
+
+} // namespace
+
 // Narayanan et al. (2021): with full recompute, an iteration is
 // 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) FLOPs. The formula, and the FLOPs
 // the simulated per-device programs run, must equal it.
 TEST(PlannerTest, IterationFlopsEqualTheFormula) {
-  struct Row {
-    const char *model;
-    int64_t batch, tp, pp, v;
-  } rows[] = {{"megatron-22b", 4, 8, 1, 1},
-              {"megatron-175b", 64, 8, 8, 3},
-              {"megatron-530b", 280, 8, 35, 3},
-              {"megatron-1t", 512, 8, 64, 1}};
-  for (const Row &r : rows) {
+  for (const Table5Row &r : kTable5) {
     TransformerSpec m = model(r.model);
     double B = r.batch, s = m.seq, l = m.layers, h = m.hidden, V = m.vocab;
     double formula =
@@ -169,48 +195,23 @@ TEST(PlannerTest, IterationFlopsEqualTheFormula) {
                      72 * B * s * l * h * h * V / (16 * l * h) +
                      6 * B * s * h * V),
                 1, 1e-9);
-    ClusterSpec c = shipped("dgx-a100", r.tp * r.pp / 8);
+    ClusterSpec c = shipped("dgx-a100", r.gpus / 8);
     Simulator sim(c);
-    Strategy st;
-    st.tp = r.tp;
-    st.pp = r.pp;
-    st.virtualStages = r.v;
-    st.schedule = r.v > 1 ? pc::pipeline::ScheduleKind::Interleaved
-                          : pc::pipeline::ScheduleKind::OneFOneB;
-    st.microBatches = r.batch;
-    st.recompute = Recompute::Full;
-    llvm::Expected<Simulation> out = sim.simulate(m, st);
+    llvm::Expected<Simulation> out =
+        sim.simulate(m, table5Strategy(r, /*selective=*/false));
     ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
     EXPECT_NEAR(out->hardwareFlops / formula, 1, 1e-9) << r.model;
   }
 }
 
-// Korthikanti et al. (2022), Table 5 (../shared/reference/planner-
-// validation.md): iteration times on Selene's A100s, within 10%.
+// Table 5's iteration times on Selene's A100s, within 10%.
 TEST(PlannerTest, KorthikantiTable5) {
-  struct Row {
-    const char *model;
-    int64_t tp, pp, gpus, batch, micro, v;
-    double full, selective;
-  } rows[] = {{"megatron-22b", 8, 1, 8, 4, 4, 1, 1.42, 1.10},
-              {"megatron-175b", 8, 8, 64, 64, 1, 3, 18.13, 13.75},
-              {"megatron-530b", 8, 35, 280, 280, 1, 3, 49.05, 37.83},
-              {"megatron-1t", 8, 64, 512, 512, 1, 1, 94.42, 71.49}};
-  for (const Row &r : rows) {
+  for (const Table5Row &r : kTable5) {
     ClusterSpec c = shipped("dgx-a100", r.gpus / 8);
     Simulator sim(c);
     TransformerSpec m = model(r.model);
     for (bool selective : {false, true}) {
-      Strategy st;
-      st.tp = r.tp;
-      st.pp = r.pp;
-      st.virtualStages = r.v;
-      st.schedule = r.v > 1 ? pc::pipeline::ScheduleKind::Interleaved
-                            : pc::pipeline::ScheduleKind::OneFOneB;
-      st.microBatchSize = r.micro;
-      st.microBatches = r.batch / r.micro;
-      st.recompute = selective ? Recompute::Selective : Recompute::Full;
-      st.sequenceParallel = selective;
+      Strategy st = table5Strategy(r, selective);
       llvm::Expected<Simulation> out = sim.simulate(m, st);
       ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
       double paper = selective ? r.selective : r.full;
