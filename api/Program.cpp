@@ -169,7 +169,7 @@ std::string Program::plan() const {
     f.walk([&](Operation *op) {
       ++ops;
       if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-               BroadcastOp, SendOp, RecvOp>(op))
+               BroadcastOp, SendOp, RecvOp, RedistributeOp>(op))
         return;
       // A step over mesh axes of size 1 has one member and moves nothing
       // (the runtime passes its input on): not a collective.

@@ -7,7 +7,8 @@
 // plan makes the busiest rank receive, against the least it must receive:
 // the elements of its new piece that its old piece lacks (a direct
 // redistribution, one all-to-all-v of boxes). Prints how many pairs reach
-// the minimum and the largest ratios, with their layouts.
+// the minimum and the largest ratios, with their layouts: first for plans of
+// 1-D collectives alone, then with the planner's redistribution step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,9 +46,12 @@ std::vector<std::vector<SbpEntry>> layouts(std::span<const int64_t> shape,
   return out;
 }
 
-void study(std::vector<int64_t> shape, std::vector<int64_t> mesh) {
+void study(std::vector<int64_t> shape, std::vector<int64_t> mesh,
+           bool redistribute) {
   const int64_t e = 4;
-  boxing::Planner planner;
+  boxing::CostParams params;
+  params.redistribute = redistribute;
+  boxing::Planner planner(params);
   auto all = layouts(shape, mesh);
   int64_t positions = product(mesh), pairs = 0, optimal = 0;
   struct Worst {
@@ -92,9 +96,11 @@ void study(std::vector<int64_t> shape, std::vector<int64_t> mesh) {
     m += (m.empty() ? "" : "x") + std::to_string(x);
   for (int64_t x : shape)
     s += (s.empty() ? "" : "x") + std::to_string(x);
-  std::printf("mesh %s, tensor %s f32: %lld pairs, %lld at the minimum "
+  std::printf("mesh %s, tensor %s f32, %s: %lld pairs, %lld at the minimum "
               "(%.1f%%), mean ratio %.3f\n",
-              m.c_str(), s.c_str(), (long long)pairs, (long long)optimal,
+              m.c_str(), s.c_str(),
+              redistribute ? "with redistribution" : "1-D collectives only",
+              (long long)pairs, (long long)optimal,
               100.0 * double(optimal) / double(pairs), sum / double(pairs));
   for (size_t i = 0; i < std::min<size_t>(5, worst.size()); ++i)
     std::printf("  %.2fx  %s\n", worst[i].ratio, worst[i].what.c_str());
@@ -103,7 +109,9 @@ void study(std::vector<int64_t> shape, std::vector<int64_t> mesh) {
 } // namespace
 
 int main() {
-  study({64, 64}, {2, 2});
-  study({16, 16, 16}, {2, 2, 2});
+  for (bool redistribute : {false, true}) {
+    study({64, 64}, {2, 2}, redistribute);
+    study({16, 16, 16}, {2, 2, 2}, redistribute);
+  }
   return 0;
 }

@@ -45,6 +45,27 @@ std::string cacheKey(std::span<const int64_t> shape, int64_t elemBytes,
   return key;
 }
 
+/// Every way of replacing the partial entries of `sbp` by B or a split, in a
+/// fixed order; `sbp` itself when it has none.
+std::vector<std::vector<SbpEntry>>
+withoutPartials(std::span<const SbpEntry> sbp, size_t rank) {
+  std::vector<std::vector<SbpEntry>> out = {{sbp.begin(), sbp.end()}};
+  for (size_t a = 0; a < sbp.size(); ++a) {
+    if (!sbp[a].isPartial())
+      continue;
+    std::vector<std::vector<SbpEntry>> next;
+    for (const auto &c : out) {
+      for (size_t d = 0; d <= rank; ++d) {
+        auto v = c;
+        v[a] = d == rank ? SbpEntry::broadcast() : SbpEntry::split(d);
+        next.push_back(std::move(v));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
 struct Node {
   double cost;
   int64_t steps;
@@ -56,10 +77,10 @@ struct Node {
 
 } // namespace
 
-Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
-                     std::span<const int64_t> meshShape,
-                     std::span<const SbpEntry> src,
-                     std::span<const SbpEntry> dst) {
+Plan Planner::collectives(std::span<const int64_t> shape, int64_t elemBytes,
+                          std::span<const int64_t> meshShape,
+                          std::span<const SbpEntry> src,
+                          std::span<const SbpEntry> dst) {
   assert(!checkNdSbp(shape, meshShape, src) &&
          !checkNdSbp(shape, meshShape, dst));
   Plan result;
@@ -144,6 +165,81 @@ Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
   return result;
 }
 
+const Plan &Planner::collectivePlan(std::span<const int64_t> shape,
+                                    int64_t elemBytes,
+                                    std::span<const int64_t> meshShape,
+                                    std::span<const SbpEntry> src,
+                                    std::span<const SbpEntry> dst) {
+  std::string key = cacheKey(shape, elemBytes, meshShape, src, dst);
+  auto it = collectiveCache.find(key);
+  if (it != collectiveCache.end())
+    return it->second;
+  return collectiveCache
+      .emplace(key, collectives(shape, elemBytes, meshShape, src, dst))
+      .first->second;
+}
+
+namespace {
+
+/// True when `received` turns into `dst` without the impossible S -> P(avg)
+/// (an average of zero-padded pieces is not the value).
+bool reachesByLocalSteps(std::span<const SbpEntry> received,
+                         std::span<const SbpEntry> dst) {
+  for (size_t a = 0; a < dst.size(); ++a)
+    if (dst[a].isPartial() && dst[a].reduce == ReduceKind::Avg &&
+        received[a].isSplit())
+      return false;
+  return true;
+}
+
+} // namespace
+
+Plan Planner::search(std::span<const int64_t> shape, int64_t elemBytes,
+                     std::span<const int64_t> meshShape,
+                     std::span<const SbpEntry> src,
+                     std::span<const SbpEntry> dst) {
+  Plan best = collectivePlan(shape, elemBytes, meshShape, src, dst);
+  if (!params.redistribute || product(meshShape) == 1)
+    return best;
+  // The direct candidates: collectives remove the source's partial entries
+  // (a reduce-scatter reduces them on the way), one redistribution moves
+  // what each position lacks, local steps make the target's partials. A
+  // tie keeps the collectives, which libraries tune hardest.
+  std::vector<int64_t> axes(meshShape.size());
+  for (size_t a = 0; a < axes.size(); ++a)
+    axes[a] = a;
+  for (const auto &sent : withoutPartials(src, shape.size())) {
+    if (checkNdSbp(shape, meshShape, sent))
+      continue;
+    const Plan &pre = collectivePlan(shape, elemBytes, meshShape, src, sent);
+    if (pre.cost >= best.cost)
+      continue;
+    for (const auto &received : withoutPartials(dst, shape.size())) {
+      if (received == sent || checkNdSbp(shape, meshShape, received) ||
+          !reachesByLocalSteps(received, dst))
+        continue;
+      Step move;
+      move.kind = StepKind::Redistribute;
+      move.axes = axes;
+      move.before = sent;
+      move.after = received;
+      double moveCost = planningCost(move, shape, elemBytes, meshShape, params);
+      if (pre.cost + moveCost >= best.cost)
+        continue;
+      const Plan &post =
+          collectivePlan(shape, elemBytes, meshShape, received, dst);
+      double cost = pre.cost + moveCost + post.cost;
+      if (cost >= best.cost)
+        continue;
+      best.steps = pre.steps;
+      best.steps.push_back(std::move(move));
+      best.steps.insert(best.steps.end(), post.steps.begin(), post.steps.end());
+      best.cost = cost;
+    }
+  }
+  return best;
+}
+
 const Plan &Planner::plan(std::span<const int64_t> shape, int64_t elemBytes,
                           std::span<const int64_t> meshShape,
                           std::span<const SbpEntry> src,
@@ -174,27 +270,6 @@ RankBytes planBytes(const Plan &plan, std::span<const int64_t> shape,
 
 namespace {
 
-/// Every way of replacing the partial entries of `sbp` by B or a split, in a
-/// fixed order; `sbp` itself when it has none.
-std::vector<std::vector<SbpEntry>>
-withoutPartials(std::span<const SbpEntry> sbp, size_t rank) {
-  std::vector<std::vector<SbpEntry>> out = {{sbp.begin(), sbp.end()}};
-  for (size_t a = 0; a < sbp.size(); ++a) {
-    if (!sbp[a].isPartial())
-      continue;
-    std::vector<std::vector<SbpEntry>> next;
-    for (const auto &c : out) {
-      for (size_t d = 0; d <= rank; ++d) {
-        auto v = c;
-        v[a] = d == rank ? SbpEntry::broadcast() : SbpEntry::split(d);
-        next.push_back(std::move(v));
-      }
-    }
-    out = std::move(next);
-  }
-  return out;
-}
-
 Box intersect(const Box &a, const Box &b) {
   Box r{a.offsets, a.sizes};
   for (size_t d = 0; d < a.sizes.size(); ++d) {
@@ -220,22 +295,15 @@ TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
   for (const auto &sent : withoutPartials(src, shape.size())) {
     const Plan &pre = plan(shape, elemBytes, srcMesh.shape, src, sent);
     // The distinct pieces on the source and the positions holding each.
-    std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
-             std::vector<int64_t>>
-        holders;
+    std::map<Box, std::vector<int64_t>> holders;
     std::vector<Box> srcBoxes;
     for (int64_t q = 0; q < srcCount; ++q) {
       Box b =
           localBox(shape, srcMesh.shape, sent, delinearize(srcMesh.shape, q));
-      holders[{b.offsets, b.sizes}].push_back(q);
+      holders[b].push_back(q);
     }
     for (const auto &received : withoutPartials(dst, shape.size())) {
-      bool avgFromSplit = false;
-      for (size_t a = 0; a < dst.size(); ++a)
-        if (dst[a].isPartial() && dst[a].reduce == ReduceKind::Avg &&
-            received[a].isSplit())
-          avgFromSplit = true;
-      if (avgFromSplit)
+      if (!reachesByLocalSteps(received, dst))
         continue;
       const Plan &post = plan(shape, elemBytes, dstMesh.shape, received, dst);
       std::vector<Transfer> transfers;
@@ -244,14 +312,13 @@ TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
         Box want = localBox(shape, dstMesh.shape, received,
                             delinearize(dstMesh.shape, p));
         int64_t bytes = 0;
-        for (const auto &[piece, who] : holders) {
-          Box have{piece.first, piece.second};
+        for (const auto &[have, who] : holders) {
           Box part = intersect(have, want);
           if (product(part.sizes) == 0)
             continue;
           // Prefer the holder on the same device; otherwise spread the
-          // destinations over the holders.
-          int64_t from = who[p % who.size()];
+          // destinations over the holders (designatedHolder's rule).
+          int64_t from = designatedHolder(who, p);
           for (int64_t q : who)
             if (srcMesh.ranks[q] == dstMesh.ranks[p])
               from = q;

@@ -12,6 +12,13 @@
 //   S(i) -> S(j) all-to-all    B -> S local slice
 //   B -> P, S -> P local (identity elsewhere)
 //
+// Chains of such steps can move more than must move: an axis swap on a 2x2
+// mesh, [S(0), S(1)] -> [S(1), S(0)], takes all-to-alls moving 1.75x the
+// bytes the off-diagonal positions lack. So the planner also weighs the
+// direct move: collectives that remove the source's partial entries, one
+// redistribution (an all-to-all-v of boxes in which every position receives
+// exactly what it lacks), then local steps to the target's partials.
+//
 // Because nd-SBPs apply hierarchically, a step is valid only when no mesh
 // axis after the range splits a tensor dim the step touches; otherwise the
 // pieces of later axes would be cut differently before and after. This is
@@ -98,12 +105,22 @@ public:
   const CostParams &getParams() const { return params; }
 
 private:
+  /// The best plan: the collectives' or a direct redistribution's.
   Plan search(std::span<const int64_t> shape, int64_t elemBytes,
               std::span<const int64_t> meshShape, std::span<const SbpEntry> src,
               std::span<const SbpEntry> dst);
+  /// The cheapest sequence of 1-D steps (a shortest path), cached.
+  const Plan &collectivePlan(std::span<const int64_t> shape, int64_t elemBytes,
+                             std::span<const int64_t> meshShape,
+                             std::span<const SbpEntry> src,
+                             std::span<const SbpEntry> dst);
+  Plan collectives(std::span<const int64_t> shape, int64_t elemBytes,
+                   std::span<const int64_t> meshShape,
+                   std::span<const SbpEntry> src,
+                   std::span<const SbpEntry> dst);
 
   CostParams params;
-  std::unordered_map<std::string, Plan> cache;
+  std::unordered_map<std::string, Plan> cache, collectiveCache;
 };
 
 /// The per-rank bytes of every step of `plan`, summed.

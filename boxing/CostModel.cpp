@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace pc::boxing {
 
@@ -30,6 +31,8 @@ std::string Step::str() const {
     break;
   case StepKind::LocalPartial:
     s += std::string("(") + stringifyReduceKind(t.reduce) + ")";
+    break;
+  case StepKind::Redistribute:
     break;
   }
   s += " over axes [";
@@ -73,11 +76,76 @@ int64_t overlapVolume(const Box &a, const Box &b) {
   return v;
 }
 
+int64_t designatedHolder(std::span<const int64_t> holders, int64_t receiver) {
+  assert(!holders.empty());
+  if (std::binary_search(holders.begin(), holders.end(), receiver))
+    return receiver;
+  return holders[receiver % static_cast<int64_t>(holders.size())];
+}
+
+int64_t lackingElements(std::span<const int64_t> shape,
+                        std::span<const int64_t> meshShape,
+                        std::span<const SbpEntry> before,
+                        std::span<const SbpEntry> after,
+                        std::span<const int64_t> coords) {
+  Box have = localBox(shape, meshShape, before, coords);
+  Box want = localBox(shape, meshShape, after, coords);
+  return volume(want) - overlapVolume(have, want);
+}
+
+namespace {
+
+/// A redistribution's planning cost: what the busiest position receives.
+/// Unlike a 1-D collective's, positions differ (an axis swap leaves the
+/// diagonal in place), so every position is visited: linear in the mesh.
+double redistributeCost(const Step &step, std::span<const int64_t> shape,
+                        int64_t elemBytes, std::span<const int64_t> meshShape,
+                        const CostParams &params) {
+  int64_t worst = 0;
+  for (int64_t p = 0, n = product(meshShape); p < n; ++p)
+    worst =
+        std::max(worst, lackingElements(shape, meshShape, step.before,
+                                        step.after, delinearize(meshShape, p)));
+  // A move in which no position receives anything is local slicing, which
+  // the 1-D local steps express without a collective call.
+  if (worst == 0)
+    return std::numeric_limits<double>::infinity();
+  return static_cast<double>(worst) * elemBytes + params.latencyBytes;
+}
+
+/// The bytes position `self` (of the whole mesh) receives and sends in a
+/// redistribution, pieces paired by designatedHolder.
+RankBytes redistributeBytes(const Step &step, std::span<const int64_t> shape,
+                            std::span<const int64_t> meshShape, int64_t self) {
+  int64_t n = product(meshShape);
+  std::vector<Box> before, after;
+  for (int64_t p = 0; p < n; ++p) {
+    before.push_back(
+        localBox(shape, meshShape, step.before, delinearize(meshShape, p)));
+    after.push_back(
+        localBox(shape, meshShape, step.after, delinearize(meshShape, p)));
+  }
+  RankBytes r;
+  r.received = volume(after[self]) - overlapVolume(before[self], after[self]);
+  std::vector<int64_t> holders;
+  for (int64_t q = 0; q < n; ++q)
+    if (before[q] == before[self])
+      holders.push_back(q);
+  for (int64_t j = 0; j < n; ++j)
+    if (j != self && designatedHolder(holders, j) == self)
+      r.sent += overlapVolume(before[self], after[j]);
+  return r;
+}
+
+} // namespace
+
 double planningCost(const Step &step, std::span<const int64_t> shape,
                     int64_t elemBytes, std::span<const int64_t> meshShape,
                     const CostParams &params) {
   if (!isCollective(step.kind) || groupSize(meshShape, step.axes) == 1)
     return params.localStepCost; // A group of one moves nothing.
+  if (step.kind == StepKind::Redistribute)
+    return redistributeCost(step, shape, elemBytes, meshShape, params);
   std::vector<int64_t> origin(meshShape.size(), 0);
   std::vector<SbpEntry> u = groupUnion(step.before, step.axes);
   double t =
@@ -107,6 +175,13 @@ RankBytes exactBytes(const Step &step, std::span<const int64_t> shape,
                      std::span<const int64_t> coords) {
   if (!isCollective(step.kind))
     return {};
+  if (step.kind == StepKind::Redistribute) {
+    RankBytes r =
+        redistributeBytes(step, shape, meshShape, linearize(meshShape, coords));
+    r.received *= elemBytes;
+    r.sent *= elemBytes;
+    return r;
+  }
   std::vector<int64_t> members = groupMembers(meshShape, coords, step.axes);
   int64_t n = members.size();
   int64_t self = groupIndex(meshShape, coords, step.axes);

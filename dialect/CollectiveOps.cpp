@@ -344,7 +344,7 @@ static LogicalResult verifyTransferEnds(Operation *op, Type from, Type to,
     return op->emitOpError() << "moves " << from << " into " << to
                              << ", which is another logical type";
   if (a.hasPartial() || b.hasPartial())
-    return op->emitOpError("cannot move partial values between meshes");
+    return op->emitOpError("cannot move partial values");
   auto l = cast<RankedTensorType>(local);
   if (getSbp(local) || l.getElementType() != x.getElementType() ||
       l.getRank() != x.getRank())
@@ -359,4 +359,18 @@ LogicalResult SendOp::verify() {
 
 LogicalResult RecvOp::verify() {
   return verifyTransferEnds(*this, getFrom(), getTo(), getType());
+}
+
+LogicalResult RedistributeOp::verify() {
+  if (failed(verifyTransferEnds(*this, getFrom(), getTo(),
+                                getInput().getType())) ||
+      failed(verifyTransferEnds(*this, getFrom(), getTo(), getType())))
+    return failure();
+  SbpAttr a = getSbp(getFrom()), b = getSbp(getTo());
+  if (a.getMesh() != b.getMesh())
+    return emitOpError() << "moves between the meshes " << a.getMesh()
+                         << " and " << b.getMesh()
+                         << "; a transfer between meshes is pc.send and "
+                            "pc.recv";
+  return success();
 }

@@ -267,4 +267,31 @@ def PC_RecvOp : PC_Op<"recv"> {
   let hasVerifier = 1;
 }
 
+def PC_RedistributeOp : PC_Op<"redistribute", [Pure]> {
+  let summary = "This device's part of a transfer within one mesh";
+  let description = [{
+    In a per-device program: the lowering of a `pc.transfer` whose two
+    layouts are on the same mesh, a collective over all of its devices (an
+    all-to-all-v of boxes). This device's piece of a value in the layout
+    `from` becomes its piece in the layout `to`. Every device receives
+    exactly the elements of its new piece that its old piece lacks, each
+    from one device that holds them; the pairing follows from the two
+    layouts alone, so every device derives the same one. Neither layout has
+    partial entries.
+
+    It is what the boxing planner emits when chains of 1-D collectives
+    would move more bytes than the devices lack, as for an axis swap:
+
+    ```mlir
+    %y = pc.redistribute %x {from = tensor<8x8xf32, #pc.sbp<@m, [S(0), S(1)]>>,
+                             to = tensor<8x8xf32, #pc.sbp<@m, [S(1), S(0)]>>}
+        : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins PC_Tensor:$input, TypeAttr:$from, TypeAttr:$to);
+  let results = (outs PC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type($input, $result)";
+  let hasVerifier = 1;
+}
+
 #endif // PC_COLLECTIVE_OPS_TD

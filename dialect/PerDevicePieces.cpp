@@ -7,7 +7,7 @@
 //  - its arguments and results are its pieces of their pc.logical_type;
 //  - pc.get_param and pc.set_param values are its pieces of the parameter;
 //  - a pc.send sends its piece of `from`, a pc.recv receives its piece of
-//    `to`;
+//    `to`, a pc.redistribute turns the one into the other;
 // and the rank is on each mesh those layouts use (and on some mesh at
 // all). pc.graph and pc.ranks come together. This runs as a symbol use of
 // the function, after every op and mesh verified on its own.
@@ -96,6 +96,12 @@ LogicalResult verifyForRank(func::FuncOp f, int64_t rank,
     } else if (auto recv = dyn_cast<RecvOp>(op)) {
       ok = expectPiece(op, f, rank, recv.getTo(), recv.getType(), "the result",
                        symbols);
+    } else if (auto r = dyn_cast<RedistributeOp>(op)) {
+      ok = expectPiece(op, f, rank, r.getFrom(), r.getInput().getType(),
+                       "the operand", symbols);
+      if (succeeded(ok))
+        ok = expectPiece(op, f, rank, r.getTo(), r.getType(), "the result",
+                         symbols);
     }
     return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
   });

@@ -213,6 +213,8 @@ const char *stringifyTransitionKind(TransitionKind kind) {
     return "local-slice";
   case TransitionKind::LocalPartial:
     return "local-partial";
+  case TransitionKind::Redistribute:
+    return "redistribute";
   }
   return "?";
 }

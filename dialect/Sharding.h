@@ -18,6 +18,7 @@
 #ifndef PC_DIALECT_SHARDING_H
 #define PC_DIALECT_SHARDING_H
 
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -91,6 +92,7 @@ struct Box {
   std::vector<int64_t> offsets;
   std::vector<int64_t> sizes;
   friend bool operator==(const Box &, const Box &) = default;
+  friend auto operator<=>(const Box &, const Box &) = default;
 };
 
 /// Returns a description of why `sbp` cannot lay out a tensor of
@@ -152,6 +154,12 @@ enum class TransitionKind : uint8_t {
   AllToAll,      // S(d) -> S(d')
   LocalSlice,    // B -> S(d): keep this member's piece, no communication
   LocalPartial,  // B -> P(r) or S(d) -> P(sum): no communication
+  /// Not a 1-D transition (transitionKind never returns it): the boxing
+  /// planner's direct move between two layouts without partial entries on
+  /// one mesh, over all its axes at once. Every position receives exactly
+  /// the elements of its new piece that its old piece lacks, each from one
+  /// designated holder (boxing::designatedHolder): an all-to-all-v of boxes.
+  Redistribute,
 };
 
 const char *stringifyTransitionKind(TransitionKind kind);

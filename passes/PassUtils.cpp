@@ -93,5 +93,6 @@ int64_t pc::tensorBytes(Type type) {
 
 bool pc::isCommOp(Operation *op) {
   return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-             LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp>(op);
+             LocalSliceOp, LocalPartialOp, BroadcastOp, SendOp, RecvOp,
+             RedistributeOp>(op);
 }

@@ -40,6 +40,10 @@ Value emitStep(OpBuilder &b, Location loc, Value input, Type type,
         b, loc, type, input, mesh, axes, reduction(to.reduce),
         from.isSplit() ? b.getI64IntegerAttr(from.dim) : IntegerAttr(),
         noSizes);
+  case TransitionKind::Redistribute:
+    // A transfer within the mesh; partition makes it pc.redistribute.
+    assert(getSbp(type) && "a redistribution is emitted in logical form");
+    return TransferOp::create(b, loc, type, input);
   }
   return input;
 }

@@ -217,6 +217,15 @@ LogicalResult emitLocalOp(Operation *op, OpBuilder &b, IRMapping &map,
     // both (sends do not wait for their receives).
     TypeAttr from = TypeAttr::get(t.getInput().getType());
     TypeAttr to = TypeAttr::get(t.getType());
+    if (getSbp(t.getInput().getType()).getMesh() ==
+        getSbp(t.getType()).getMesh()) {
+      // Within one mesh: one collective over all of its devices.
+      if (std::optional<RankedTensorType> local = view.localType(t.getType()))
+        map.map(t.getResult(),
+                RedistributeOp::create(b, loc, *local, map.lookup(t.getInput()),
+                                       from, to));
+      return success();
+    }
     if (view.localType(t.getInput().getType()))
       SendOp::create(b, loc, map.lookup(t.getInput()), from, to);
     if (std::optional<RankedTensorType> local = view.localType(t.getType()))

@@ -86,6 +86,9 @@ private:
   }
 
   int64_t groupSize(Operation *op) {
+    if (auto r = dyn_cast<RedistributeOp>(op))
+      if (MeshOp m = meshes.lookup(getSbp(r.getFrom())))
+        return m.getNumDevices();
     auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
     auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
     if (!mesh || !axes)
@@ -110,6 +113,8 @@ private:
       c = {K::ReduceScatter, in};
     else if (isa<AllToAllOp>(op))
       c = {K::AllToAll, in};
+    else if (isa<RedistributeOp>(op)) // as an all-to-all of the new piece
+      c = {K::AllToAll, out};
     else if (isa<BroadcastOp>(op))
       c = {K::AllGather, out};
     else if (isa<SendOp>(op))

@@ -3,6 +3,7 @@
 #include "runtime/comm/BoxingSteps.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 
@@ -24,6 +25,17 @@ StepGroup groupOf(const boxing::Step &step,
     g.after.push_back(localBox(logicalShape, mesh.shape, step.after, c));
   }
   return g;
+}
+
+Box intersect(const Box &a, const Box &b) {
+  Box r = a;
+  for (size_t d = 0; d < a.sizes.size(); ++d) {
+    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
+    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
+    r.offsets[d] = lo;
+    r.sizes[d] = std::max<int64_t>(0, hi - lo);
+  }
+  return r;
 }
 
 /// `t` as a box relative to `origin`.
@@ -118,6 +130,9 @@ planLocalStep(TransitionKind kind, ReduceKind reduce, bool fromBroadcast,
   case TransitionKind::AllReduce:
     g.before = g.after = all;
     break;
+  case TransitionKind::Redistribute:
+    return absl::InvalidArgumentError(
+        "a redistribution's pieces follow from its layouts: planRedistribute");
   }
   if (!std::ranges::equal(inShape, g.before[g.self].sizes) ||
       !std::ranges::equal(outShape, g.after[g.self].sizes))
@@ -126,6 +141,94 @@ planLocalStep(TransitionKind kind, ReduceKind reduce, bool fromBroadcast,
                      ": the local shapes do not match the group's pieces"));
   return gs;
 }
+
+absl::StatusOr<GroupStep>
+planRedistribute(const MeshView &mesh, std::span<const int64_t> coords,
+                 std::span<const int64_t> logicalShape,
+                 std::span<const SbpEntry> from, std::span<const SbpEntry> to,
+                 std::span<const int64_t> inShape,
+                 std::span<const int64_t> outShape) {
+  GroupStep gs;
+  gs.kind = TransitionKind::Redistribute;
+  StepGroup &g = gs.group;
+  g.ranks = mesh.ranks;
+  g.self = linearize(mesh.shape, coords);
+  for (int64_t p = 0, n = product(mesh.shape); p < n; ++p) {
+    std::vector<int64_t> c = delinearize(mesh.shape, p);
+    g.before.push_back(localBox(logicalShape, mesh.shape, from, c));
+    g.after.push_back(localBox(logicalShape, mesh.shape, to, c));
+  }
+  if (!std::ranges::equal(inShape, g.before[g.self].sizes) ||
+      !std::ranges::equal(outShape, g.after[g.self].sizes))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "redistribute ", formatNdSbp(from), " -> ", formatNdSbp(to),
+        ": the local shapes do not match this device's pieces"));
+  return gs;
+}
+
+namespace {
+
+/// A redistribution: member j receives each part of its new piece that it
+/// lacks from one designated holder of that part's old piece, all in one
+/// all-to-all-v; the part it holds already is a local copy.
+absl::Status runRedistribute(Communicator &comm, const GroupStep &gs,
+                             const TensorView &in, const TensorView &out,
+                             StepMemory &mem) {
+  const StepGroup &g = gs.group;
+  const Box &mine = g.before[g.self], &target = g.after[g.self];
+  int64_t e = sizeOf(in.type), n = g.ranks.size();
+  // The holders of each distinct old piece (identical boxes are replicas).
+  std::map<Box, std::vector<int64_t>> holders;
+  for (int64_t q = 0; q < n; ++q)
+    holders[g.before[q]].push_back(q);
+  const std::vector<int64_t> &myHolders = holders[mine];
+  std::vector<int64_t> zero(in.shape.size(), 0);
+
+  std::vector<int64_t> sendCounts(n, 0), recvCounts(n, 0);
+  int64_t sendTotal = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (j != g.self && boxing::designatedHolder(myHolders, j) == g.self)
+      sendTotal += sendCounts[j] = product(intersect(mine, g.after[j]).sizes);
+  absl::StatusOr<char *> packed = mem.scratch(sendTotal * e);
+  if (!packed.ok())
+    return packed.status();
+  for (int64_t j = 0, offset = 0; j < n; ++j) {
+    if (!sendCounts[j])
+      continue;
+    Box block = intersect(mine, g.after[j]);
+    mem.copyBox(in.data(), in.shape, relative(block, mine),
+                *packed + offset * e, block.sizes, zero, block.sizes, e);
+    offset += sendCounts[j];
+  }
+  int64_t recvTotal = 0;
+  for (int64_t q = 0; q < n; ++q)
+    if (q != g.self &&
+        boxing::designatedHolder(holders[g.before[q]], g.self) == q)
+      recvTotal += recvCounts[q] =
+          product(intersect(g.before[q], target).sizes);
+  absl::StatusOr<char *> received = mem.scratch(recvTotal * e);
+  if (!received.ok())
+    return received.status();
+  if (absl::Status s = comm.allToAll(*packed, sendCounts, *received, recvCounts,
+                                     in.type, g.ranks);
+      !s.ok())
+    return s;
+  for (int64_t q = 0, offset = 0; q < n; ++q) {
+    if (!recvCounts[q])
+      continue;
+    Box block = intersect(g.before[q], target);
+    mem.copyBox(*received + offset * e, block.sizes, zero, out.data(),
+                out.shape, relative(block, target), block.sizes, e);
+    offset += recvCounts[q];
+  }
+  Box kept = intersect(mine, target);
+  if (product(kept.sizes))
+    mem.copyBox(in.data(), in.shape, relative(kept, mine), out.data(),
+                out.shape, relative(kept, target), kept.sizes, e);
+  return absl::OkStatus();
+}
+
+} // namespace
 
 absl::StatusOr<char *> HostStepMemory::scratch(size_t bytes) {
   held.push_back(std::make_unique<char[]>(std::max<size_t>(bytes, 1)));
@@ -210,17 +313,6 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
   case TransitionKind::AllToAll: {
     // Member j gets the part of my piece inside its new piece; I get the
     // part of each member's old piece inside mine.
-    auto intersect = [](const Box &a, const Box &b) {
-      Box r = a;
-      for (size_t d = 0; d < a.sizes.size(); ++d) {
-        int64_t lo = std::max(a.offsets[d], b.offsets[d]);
-        int64_t hi =
-            std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
-        r.offsets[d] = lo;
-        r.sizes[d] = std::max<int64_t>(0, hi - lo);
-      }
-      return r;
-    };
     std::vector<int64_t> sendCounts, recvCounts;
     absl::StatusOr<char *> packed = mem.scratch(in.byteSize());
     if (!packed.ok())
@@ -269,6 +361,8 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
                 out.data(), out.shape, relative(mine, target), in.shape, e);
     return absl::OkStatus();
   }
+  case TransitionKind::Redistribute:
+    return runRedistribute(comm, gs, in, out, mem);
   }
   return absl::InternalError("unknown step");
 }

@@ -108,6 +108,17 @@ planLocalStep(TransitionKind kind, ReduceKind reduce, bool fromBroadcast,
               const MeshView &mesh, std::span<const int64_t> coords,
               std::span<const int64_t> in, std::span<const int64_t> out);
 
+/// Plans a pc.redistribute of a per-device program: the whole mesh is the
+/// group, and the members' pieces are their boxes of a tensor of
+/// `logicalShape` in the layouts `from` and `to` (without partial entries).
+/// InvalidArgument when this device's shapes `in` and `out` are not its
+/// pieces.
+absl::StatusOr<GroupStep>
+planRedistribute(const MeshView &mesh, std::span<const int64_t> coords,
+                 std::span<const int64_t> logicalShape,
+                 std::span<const SbpEntry> from, std::span<const SbpEntry> to,
+                 std::span<const int64_t> in, std::span<const int64_t> out);
+
 /// Runs `step` on the device at mesh position `coords`, whose piece of a
 /// tensor of `logicalShape` in the layout `step.before` is `in`; returns its
 /// piece in `step.after`. Every member of the step's groups must call it.

@@ -1,9 +1,9 @@
 //===- CommKernels.cpp - Collectives and transfers, registered ------------===//
 //
-// Binds the per-device communication ops (the boxing steps, pc.broadcast,
-// pc.send/pc.recv) to the communicator, and pc.piece_offset to its value.
-// Everything a step needs that follows from the IR alone (groups, member
-// extents, the transfer plan, tags) is derived once, at bind time.
+// Binds the per-device communication ops (the boxing steps, pc.redistribute,
+// pc.broadcast, pc.send/pc.recv) to the communicator, and pc.piece_offset to
+// its value. Everything a step needs that follows from the IR alone (groups,
+// member extents, the transfer plan, tags) is derived once, at bind time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,6 +172,41 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c,
   });
 }
 
+/// A pc.redistribute: one all-to-all-v over the whole mesh, its pairing
+/// derived here from the two layouts (BoxingSteps.h).
+absl::StatusOr<Kernel> bindRedistribute(RedistributeOp op, BindContext &c,
+                                        const CommMemory &memory) {
+  SbpAttr from = getSbp(op.getFrom()), to = getSbp(op.getTo());
+  MeshView view = viewOf(c, from.getMesh());
+  Shape out = shapeOf(op.getType());
+  absl::StatusOr<GroupStep> step =
+      planRedistribute(view, coordsOn(c, from.getMesh()), shapeOf(op.getFrom()),
+                       from.getEntries(), to.getEntries(),
+                       shapeOf(op.getInput().getType()), out);
+  if (!step.ok())
+    return step.status();
+  if (view.ranks.size() > 1) {
+    c.exchange.group = view.ranks;
+    std::string sig;
+    llvm::raw_string_ostream os(sig);
+    os << "redistribute " << op.getFrom() << " -> " << op.getTo();
+    c.exchange.signature = sig;
+  }
+  Communicator *comm = &c.comm;
+  return Kernel([=, step = *std::move(step)](KernelIO &io) -> absl::Status {
+    std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
+    absl::StatusOr<std::shared_ptr<Tensor>> r =
+        zeros(io.context, *mem, out, io.inputs[0]->type);
+    if (!r.ok())
+      return r.status();
+    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r, *mem);
+        !s.ok())
+      return s;
+    io.outputs[0] = *std::move(r);
+    return absl::OkStatus();
+  });
+}
+
 /// This rank's side of a transfer between layouts: the boxes it sends, or
 /// receives, paired by the planner's transfer plan, which every rank derives
 /// identically. The k-th transfer of a (from, to) pair is tag k.
@@ -237,6 +272,10 @@ void registerCommKernels(KernelRegistry &r, llvm::StringRef kind,
           [memory](Operation *op, BindContext &c) {
             return bindStep(op, c, memory);
           });
+  r.add(kind, "pc.redistribute", kAllTypes, StreamKind::Comm,
+        [memory](Operation *op, BindContext &c) {
+          return bindRedistribute(cast<RedistributeOp>(op), c, memory);
+        });
   r.add(kind, "pc.broadcast", kAllTypes, StreamKind::Comm,
         [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto b = cast<BroadcastOp>(op);

@@ -205,6 +205,50 @@ absl::Status Evaluator::evalStep(Operation *op) {
   return opError(op, "is not a boxing step");
 }
 
+absl::Status Evaluator::evalRedistribute(RedistributeOp op) {
+  if (!distributed())
+    return opError(op, "runs only per device");
+  // By what it means, not by the runtime's pairing: every element of this
+  // device's new piece is taken from a device whose old piece holds it.
+  SbpAttr from = getSbp(op.getFrom()), to = getSbp(op.getTo());
+  ArrayRef<int64_t> meshShape = meshes.lookup(from).getShape();
+  SmallVector<int64_t> axes;
+  for (size_t a = 0; a < meshShape.size(); ++a)
+    axes.push_back(a);
+  int64_t index = 0;
+  auto parts = exchange(from.getMesh(), axes, valueOf(op.getInput()), index);
+  if (!parts.ok())
+    return parts.status();
+  Shape shape = shapeOf(op.getFrom());
+  Box want = localBox(shape, meshShape, to.getEntries(),
+                      delinearize(meshShape, index));
+  Box mine = localBox(shape, meshShape, from.getEntries(),
+                      delinearize(meshShape, index));
+  Array out = Array::zeros(want.sizes);
+  for (size_t q = 0; q < parts->size(); ++q) {
+    Box have = localBox(shape, meshShape, from.getEntries(),
+                        delinearize(meshShape, q));
+    Shape at(shape.size()), into(shape.size()), sizes(shape.size());
+    bool empty = false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t lo = std::max(have.offsets[d], want.offsets[d]);
+      int64_t hi = std::min(have.offsets[d] + have.sizes[d],
+                            want.offsets[d] + want.sizes[d]);
+      empty |= hi <= lo;
+      at[d] = lo - have.offsets[d];
+      into[d] = lo - want.offsets[d];
+      sizes[d] = std::max<int64_t>(0, hi - lo);
+    }
+    if (!empty)
+      place(out, slice((*parts)[q], at, sizes), into);
+  }
+  env[op.getResult()] = std::move(out);
+  world->record(rank, "redistribute",
+                (product(want.sizes) - boxing::overlapVolume(mine, want)) *
+                    elemBytesOf(op.getFrom()));
+  return absl::OkStatus();
+}
+
 absl::Status Evaluator::evalTransfer(Operation *op, TypeAttr from, TypeAttr to,
                                      Value input, Value result) {
   // Every rank derives the same pairing of boxes from the two layouts.
@@ -342,6 +386,7 @@ absl::Status Evaluator::eval(Operation *op) {
         set(Array{{}, {offset}});
         return absl::OkStatus();
       })
+      .Case([&](RedistributeOp r) { return evalRedistribute(r); })
       .Case([&](SendOp send) {
         return evalTransfer(op, send.getFromAttr(), send.getToAttr(),
                             send.getInput(), Value());

@@ -136,6 +136,7 @@ private:
   bool distributed() const { return world != nullptr; }
   absl::Status eval(mlir::Operation *op);
   absl::Status evalStep(mlir::Operation *op);
+  absl::Status evalRedistribute(RedistributeOp op);
   absl::Status evalTransfer(mlir::Operation *op, mlir::TypeAttr from,
                             mlir::TypeAttr to, mlir::Value input,
                             mlir::Value result);

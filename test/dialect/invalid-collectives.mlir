@@ -217,7 +217,7 @@ func.func @f(%x: tensor<4xi32>) {
 pc.mesh @a <["x"=2]>
 pc.mesh @b <["x"=2]>
 func.func @f() {
-  // expected-error @+1 {{'pc.recv' op cannot move partial values between meshes}}
+  // expected-error @+1 {{'pc.recv' op cannot move partial values}}
   %0 = pc.recv {from = tensor<8xf32, #pc.sbp<@a, [P]>>, to = tensor<8xf32, #pc.sbp<@b, [B]>>} : tensor<8xf32>
   return
 }
@@ -500,5 +500,33 @@ pc.mesh @m <["x"=2]>
 func.func @all_to_all_sizes_overflow(%x: tensor<4x6xf32>) {
   // expected-error @+1 {{'pc.all_to_all' op local shapes 4x6 and 8x2 do not match src_sizes and dst_sizes}}
   %0 = pc.all_to_all %x {mesh = @m, axes = array<i64: 0>, src_dim = 0 : i64, dst_dim = 1 : i64, src_sizes = array<i64: 4, 4>, dst_sizes = array<i64: 9223372036854775807, 2>} : (tensor<4x6xf32>) -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+pc.mesh @b <["x"=2]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'pc.redistribute' op moves between the meshes @a and @b; a transfer between meshes is pc.send and pc.recv}}
+  %0 = pc.redistribute %x {from = tensor<8xf32, #pc.sbp<@a, [S(0)]>>, to = tensor<8xf32, #pc.sbp<@b, [S(0)]>>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2, "y"=2]>
+func.func @f(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'pc.redistribute' op cannot move partial values}}
+  %0 = pc.redistribute %x {from = tensor<8x8xf32, #pc.sbp<@a, [S(0), P]>>, to = tensor<8x8xf32, #pc.sbp<@a, [S(1), S(0)]>>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+pc.mesh @a <["x"=2]>
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'pc.redistribute' op has the local type 'tensor<4x1xf32>', which is not a piece of 'tensor<8xf32, #pc.sbp<@a, [S(0)]>>'}}
+  %0 = pc.redistribute %x {from = tensor<8xf32, #pc.sbp<@a, [S(0)]>>, to = tensor<8xf32, #pc.sbp<@a, [B]>>} : (tensor<4xf32>) -> tensor<4x1xf32>
   return
 }

@@ -115,6 +115,16 @@ func.func @f.part1() attributes {pc.graph = "f", pc.ranks = array<i64: 2, 3>} {
 
 // -----
 
+// A redistribution turns the rank's piece of `from` into its piece of `to`.
+pc.mesh @a <["x"=2, "y"=2]>
+func.func @f.part0(%arg0: tensor<5x3xf32> {pc.index = 0 : i64, pc.logical_type = tensor<10x6xf32, #pc.sbp<@a, [S(0), S(1)]>>}) attributes {pc.graph = "f", pc.ranks = array<i64: 0, 1, 2, 3>} {
+  // expected-error @+1 {{'pc.redistribute' op has the result of type 'tensor<5x3xf32>', but rank 0's piece of 'tensor<10x6xf32, #pc.sbp<@a, [S(1), B]>>' is 'tensor<10x3xf32>'}}
+  %0 = pc.redistribute %arg0 {from = tensor<10x6xf32, #pc.sbp<@a, [S(0), S(1)]>>, to = tensor<10x6xf32, #pc.sbp<@a, [S(1), B]>>} : (tensor<5x3xf32>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
 // A receive on a rank that is not on the receiving mesh.
 pc.mesh @a <["x"=2]>
 pc.mesh @b <["y"=2]> ranks [2, 3]

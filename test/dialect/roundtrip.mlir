@@ -95,6 +95,8 @@ func.func @local_steps(%x: tensor<3x6xf32>, %b: tensor<10x6xf32>) {
   pc.send %x {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<3x6xf32>
   // CHECK: pc.recv {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<10x6xf32>
   %8 = pc.recv {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@m, [B, B]>>} : tensor<10x6xf32>
+  // CHECK: pc.redistribute %{{.*}} {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@line, [S(1)]>>} : (tensor<3x6xf32>) -> tensor<10x2xf32>
+  %9 = pc.redistribute %x {from = tensor<10x6xf32, #pc.sbp<@line, [S(0)]>>, to = tensor<10x6xf32, #pc.sbp<@line, [S(1)]>>} : (tensor<3x6xf32>) -> tensor<10x2xf32>
   return
 }
 

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -147,6 +148,30 @@ TEST(BoxingExecution, EveryPairOnTwoByTwo) {
             if (testing::Test::HasFailure())
               return;
           }
+}
+
+TEST(BoxingExecution, Redistributions) {
+  // Axis swaps, a move out of replicas (each receiver served by one of two
+  // holders) and a three-axis permutation, uneven pieces included.
+  std::mt19937 rng(8);
+  boxing::Planner planner;
+  auto expectRedistribution = [&](Shape shape, Shape mesh, NdSbp src,
+                                  NdSbp dst) {
+    const boxing::Plan &plan = planner.plan(shape, 8, mesh, src, dst);
+    ASSERT_TRUE(std::any_of(plan.steps.begin(), plan.steps.end(),
+                            [](const boxing::Step &s) {
+                              return s.kind == TransitionKind::Redistribute;
+                            }))
+        << formatNdSbp(src) << " -> " << formatNdSbp(dst);
+    check(shape, mesh, src, dst, rng, planner);
+  };
+  expectRedistribution({64, 64}, {2, 2}, {S(0), S(1)}, {S(1), S(0)});
+  expectRedistribution({70, 50}, {2, 2}, {S(0), S(1)}, {S(1), S(0)});
+  expectRedistribution({64, 64}, {2, 2}, {B, S(0)}, {S(0), S(0)});
+  expectRedistribution({16, 16, 16}, {2, 2, 2}, {S(2), S(2), S(2)},
+                       {S(0), S(1), S(0)});
+  expectRedistribution({256, 512}, {2, 2, 2}, {B, S(0), P()},
+                       {S(0), S(0), S(1)});
 }
 
 TEST(BoxingExecution, OneDimensionalAndThreeAxisMeshes) {

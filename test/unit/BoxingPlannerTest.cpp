@@ -105,13 +105,57 @@ TEST_F(PlannerTest, NestedSplitGathersAsOneGroup) {
                  s.kind == StepKind::AllGather);
 }
 
-TEST_F(PlannerTest, AxisSwap) {
+TEST_F(PlannerTest, AxisSwapIsOneRedistribution) {
+  // [S(0), S(1)] -> [S(1), S(0)] on 2x4, 16x32: position (i, j) holds rows
+  // 8i.. and columns 8j.. and wants rows 4j.. and columns 16i.., 64
+  // elements, of which it holds 32 when j / 2 == i and none otherwise. One
+  // all-to-all-v of boxes moves exactly the 64 the busiest lacks.
   const Plan &p = plan({16, 32}, {2, 4}, {S(0), S(1)}, {S(1), S(0)});
-  ASSERT_FALSE(p.steps.empty());
-  EXPECT_EQ(p.steps.back().after, (NdSbp{S(1), S(0)}));
-  // Only collectives that exchange data, no gather to the full tensor.
-  for (const Step &s : p.steps)
-    EXPECT_NE(s.kind, StepKind::AllReduce);
+  EXPECT_EQ(kinds(p), "redistribute over axes [0, 1]");
+  EXPECT_DOUBLE_EQ(p.cost, 64 * 4 + L);
+  EXPECT_EQ(planBytes(p, Shape{16, 32}, 4, Shape{2, 4}, Shape{0, 0}).received,
+            32 * 4);
+  EXPECT_EQ(planBytes(p, Shape{16, 32}, 4, Shape{2, 4}, Shape{0, 2}).received,
+            64 * 4);
+  // Chains of 1-D collectives move more, with more latencies.
+  CostParams collectivesOnly;
+  collectivesOnly.redistribute = false;
+  Planner chains(collectivesOnly);
+  const Plan &c = chains.plan(Shape{16, 32}, 4, Shape{2, 4}, NdSbp{S(0), S(1)},
+                              NdSbp{S(1), S(0)});
+  EXPECT_GT(c.numCollectives(), 1) << kinds(c);
+  EXPECT_GT(c.cost, p.cost + L);
+  for (const Step &s : c.steps)
+    EXPECT_NE(s.kind, StepKind::Redistribute);
+}
+
+TEST_F(PlannerTest, RedistributionFollowsTheReductionOfPartials) {
+  // [P, S(0)] -> [S(1), S(0)]: the partial entry goes first (a collective;
+  // nothing moves partial values point to point), and no step after it
+  // sees a partial.
+  const Plan &p = plan({64, 64}, {2, 2}, {P(), S(0)}, {S(1), S(0)});
+  bool reduced = false;
+  for (const Step &s : p.steps) {
+    if (s.kind == StepKind::Redistribute) {
+      EXPECT_TRUE(reduced) << kinds(p);
+      for (SbpEntry e : s.before)
+        EXPECT_FALSE(e.isPartial()) << kinds(p);
+    }
+    reduced |=
+        s.kind == StepKind::ReduceScatter || s.kind == StepKind::AllReduce;
+  }
+  EXPECT_TRUE(reduced) << kinds(p);
+}
+
+TEST_F(PlannerTest, TiesKeepTheCollective) {
+  // An all-gather and an all-to-all receive exactly what each rank lacks:
+  // the redistribution would cost the same, and the collective stays.
+  EXPECT_EQ(kinds(plan({32, 32}, {2, 2}, {S(0), S(1)}, {S(0), B})),
+            "all-gather(dim 1) over axes [1]");
+  EXPECT_EQ(kinds(plan({32, 32}, {2, 2}, {S(0), S(1)}, {S(0), S(0)})),
+            "all-to-all(dim 1 -> dim 0) over axes [1]");
+  // A move in which no rank receives anything stays local slicing.
+  EXPECT_EQ(plan({32, 32}, {2, 2}, {B, B}, {S(1), S(0)}).numCollectives(), 0);
 }
 
 TEST_F(PlannerTest, PartialThenSplitToBroadcast) {

@@ -104,6 +104,21 @@ func.func @stages(%x: tensor<8x8xf32, #pc.sbp<@s0, [S(0)]>>) -> tensor<8x8xf32, 
 
 // -----
 
+// A transfer within one mesh (the boxing planner's redistribution, as for an
+// axis swap) is one collective over the whole mesh, not sends and receives.
+pc.mesh @m <["a"=2, "b"=2]>
+// CHECK-LABEL: func.func @swap.part0
+// CHECK-SAME: pc.ranks = array<i64: 0, 1, 2, 3>
+// CHECK: %[[R:.*]] = pc.redistribute %arg0 {from = tensor<8x12xf32, #pc.sbp<@m, [S(0), S(1)]>>, to = tensor<8x12xf32, #pc.sbp<@m, [S(1), S(0)]>>} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+// CHECK-NOT: pc.send
+// CHECK: return %[[R]]
+func.func @swap(%x: tensor<8x12xf32, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<8x12xf32, #pc.sbp<@m, [S(1), S(0)]>> {
+  %0 = pc.transfer %x : (tensor<8x12xf32, #pc.sbp<@m, [S(0), S(1)]>>) -> tensor<8x12xf32, #pc.sbp<@m, [S(1), S(0)]>>
+  return %0 : tensor<8x12xf32, #pc.sbp<@m, [S(1), S(0)]>>
+}
+
+// -----
+
 // Vocab-parallel cross-entropy: a max and two sums over the class split.
 pc.mesh @m <["x"=2]>
 // CHECK-LABEL: func.func @vocab_loss.part0
