@@ -7,6 +7,7 @@
 #include "passes/InitAll.h"
 #include "passes/Passes.h"
 #include "passes/partition/MemoryPlan.h"
+#include "passes/planning/ProgramSimulator.h"
 #include "runtime/device/HostMemory.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/ProgramInterface.h"
@@ -142,6 +143,19 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
                    use->hostPeak};
   }
   return out;
+}
+
+std::string Program::simulate(double *step) const {
+  if (step)
+    *step = 0;
+  if (!impl)
+    return "";
+  Simulation s = simulatePrograms(*impl->module, graphName);
+  if (!s.error.empty())
+    return "pc-simulate: " + s.error + "\n";
+  if (step)
+    *step = s.step;
+  return formatSimulation(s);
 }
 
 std::string Program::plan() const {

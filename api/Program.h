@@ -181,6 +181,11 @@ public:
   /// A summary: meshes, per-device programs and their ranks, collectives
   /// by kind, predicted memory.
   std::string plan() const;
+  /// pc-simulate's prediction of one step of the training (or forward)
+  /// graph's programs over the module's cost model: per program and the
+  /// step (docs/planning.md). The step in seconds goes to `*step` when
+  /// given; 0 when the programs cannot be simulated.
+  std::string simulate(double *step = nullptr) const;
   /// Per global rank, the predicted peak memory of one step and what is
   /// live at it (docs/memory.md).
   std::map<int64_t, MemoryUse> predictedMemory() const;

@@ -9,7 +9,9 @@
 // cores), its memory bandwidth (memcpy), the per-call overhead of a tiny
 // op (a chain of 256 tiny ops compiled and run by the actor runtime on
 // every device: what a firing costs beyond its arithmetic), and the
-// shared-memory communicator's all-reduce latency and bandwidth. Writes the
+// shared-memory communicator's all-reduce bandwidth (direct calls) and
+// latency (a compiled chain of tiny all-reduces, as the runtime fires
+// them: the members meet from their own streams). Writes the
 // cluster spec (docs/planning.md) to stdout. The measured matmul rate is the
 // spec's peak, so its matmul efficiency is 1.
 //
@@ -66,26 +68,10 @@ double concurrently(int devices, int rounds,
   return best;
 }
 
-/// The time one op of a per-device program takes beyond its arithmetic: a
-/// chain of tiny exponentials on every device, compiled and run by the
-/// actor runtime, per op.
-absl::StatusOr<double> opLatency(int devices) {
-  const int ops = 256;
-  std::string src =
-      "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
-      "]>\nfunc.func @chain(%x: tensor<" + std::to_string(8 * devices) +
-      "xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<" + std::to_string(8 * devices) +
-      "xf32, #pc.sbp<@m, [S(0)]>> {\n";
-  std::string type =
-      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
-  std::string prev = "%x";
-  for (int i = 0; i < ops; ++i) {
-    std::string v = "%v" + std::to_string(i);
-    src +=
-        "  " + v + " = pc.exp " + prev + " : (" + type + ") -> " + type + "\n";
-    prev = v;
-  }
-  src += "  return " + prev + " : " + type + "\n}\n";
+/// The best time of one run of `src`'s graph @chain on `devices` CPU
+/// devices, compiled and run by the actor runtime; its one argument is a
+/// vector of 8 floats per device.
+absl::StatusOr<double> timeChain(const std::string &src, int devices) {
   absl::StatusOr<pc::api::Program> program =
       pc::api::compileSource(src, "calibrate");
   if (!program.ok())
@@ -108,7 +94,61 @@ absl::StatusOr<double> opLatency(int devices) {
       return s;
     best = std::min(best, now() - t0);
   }
-  return best / ops;
+  return best;
+}
+
+/// A chain of `links` on every device: each link is `body` (with $IN and
+/// $OUT standing for its input and output, and $I for its index) on a
+/// vector split over the mesh.
+std::string chain(int devices, int links, const std::string &body) {
+  std::string type =
+      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
+  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
+                    "]>\nfunc.func @chain(%x: " + type + ") -> " + type +
+                    " {\n";
+  std::string prev = "%x";
+  for (int i = 0; i < links; ++i) {
+    std::string link = body, out = "%v" + std::to_string(i);
+    for (auto [key, value] : {std::pair<std::string, std::string>{"$IN", prev},
+                              {"$OUT", out},
+                              {"$I", std::to_string(i)},
+                              {"$T", type}})
+      for (size_t at; (at = link.find(key)) != std::string::npos;)
+        link.replace(at, key.size(), value);
+    src += link;
+    prev = out;
+  }
+  return src + "  return " + prev + " : " + type + "\n}\n";
+}
+
+/// The time one op of a per-device program takes beyond its arithmetic: a
+/// chain of 256 tiny exponentials on every device, per op.
+absl::StatusOr<double> opLatency(int devices) {
+  const int ops = 256;
+  absl::StatusOr<double> t = timeChain(
+      chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n"), devices);
+  if (!t.ok())
+    return t;
+  return *t / ops;
+}
+
+/// A tiny all-reduce over all devices as the actor runtime runs it (its
+/// firing on each device's communication stream, the members' meeting):
+/// a chain of 128 links, each a sum over the split dim (partial), its
+/// all-reduce, and an add; less the two ops' own cost.
+absl::StatusOr<double> allReduceLatency(int devices, double opCost) {
+  const int links = 128;
+  std::string body =
+      "  %s$I = pc.reduce_sum $IN {axes = array<i64: 0>, keepdim} : ($T) -> "
+      "tensor<1xf32, #pc.sbp<@m, [P]>>\n"
+      "  %b$I = pc.to_sbp %s$I : (tensor<1xf32, #pc.sbp<@m, [P]>>) -> "
+      "tensor<1xf32, #pc.sbp<@m, [B]>>\n"
+      "  $OUT = pc.add $IN, %b$I : ($T, tensor<1xf32, #pc.sbp<@m, [B]>>) -> "
+      "$T\n";
+  absl::StatusOr<double> t = timeChain(chain(devices, links, body), devices);
+  if (!t.ok())
+    return t;
+  return std::max(0.0, *t / links - 2 * opCost);
 }
 
 } // namespace
@@ -203,8 +243,17 @@ int main(int argc, char **argv) {
     double tSmall = allReduce(256, 200);
     double big = double(size_t(64) << 20);
     double tBig = allReduce(int64_t(big / 4), 3);
-    alpha = tSmall / (2 * (m - 1));
-    beta = 2 * (m - 1) / m * big / std::max(1e-9, tBig - 2 * (m - 1) * alpha);
+    beta = 2 * (m - 1) / m * big / std::max(1e-9, tBig - tSmall);
+    // The latency is the runtime's: a direct call in a tight loop, whose
+    // members arrive together, costs a fraction of a firing whose members
+    // meet from their own streams (3x on two devices).
+    absl::StatusOr<double> inRuntime = allReduceLatency(devices, *latency);
+    if (!inRuntime.ok()) {
+      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
+                   inRuntime.status().ToString().c_str());
+      return 1;
+    }
+    alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
   }
 
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);

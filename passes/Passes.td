@@ -590,26 +590,28 @@ def Fuse : Pass<"pc-fuse", "::mlir::ModuleOp"> {
 def Simulate : Pass<"pc-simulate", "::mlir::ModuleOp"> {
   let summary = "Predicts each per-device program's step time over the cost model";
   let description = [{
-    Runs on per-device programs (after `pc-partition`) and predicts how
-    long each takes, the way the actor runtime runs it: compute ops on a
-    compute stream, collectives and the local boxing steps on a
-    communication stream, each op starting when its stream is free and its
-    operands are ready, so communication overlaps the compute that does not
-    wait for it. A compute op takes its roofline time (its per-device FLOPs
-    against the peak, its bytes against the memory bandwidth); a collective
-    the alpha-beta time of a ring over its group on the link
-    (planner/CostModel.h); rates from the module's `pc.cost_model`
-    (`pc-cost-model`), else this machine's CPU devices. Prints, per
-    program: its ranks, FLOPs, compute and communication seconds, bytes
-    moved per device, and the predicted step (the later stream's end).
-
-    Waits between programs (a pipeline's sends and receives, a slower rank
-    in a collective) are not modelled: each program is timed alone; the
-    step is the slowest program's.
+    Runs on per-device programs (after `pc-partition`) and predicts one
+    step, the way the actor runtime runs them, all programs together: each
+    program's ops in the order it fires them (a pipeline program's by its
+    `pc.schedule`), compute ops on a compute stream, collectives and the
+    local boxing steps on a communication stream, each op starting when its
+    stream is free and its operands are ready, so communication overlaps
+    the compute that does not wait for it; a receive completes no earlier
+    than its matching send, so a pipeline stage waits for the one before
+    it. A compute op takes its roofline time (its per-device FLOPs against
+    the peak, its bytes against the memory bandwidth) plus the kernel
+    latency; a collective the alpha-beta time of a ring over its group on
+    the link (planner/CostModel.h); rates from the module's
+    `pc.cost_model` (`pc-cost-model`), else this machine's CPU devices.
+    Prints, per program: its ranks, FLOPs, compute and communication
+    seconds, bytes moved per device and when it ends; then the predicted
+    step (the last end). `pc-run --simulate` prints the same for the
+    programs it runs.
 
     ```
     pc-simulate: @mlp.part0 ranks 0-3: 1.1 GFLOP, compute 10.2 ms,
-        comm 1.3 ms (2 collectives, 1.0 MiB per device); step 10.9 ms
+        comm 1.3 ms (2 collectives, 1.0 MiB per device); ends at 10.9 ms
+    pc-simulate: predicted step 10.9 ms
     ```
   }];
   let statistics = [

@@ -252,6 +252,12 @@ int main(int argc, char **argv) {
       cl::desc("Print the plan: meshes, each program's ranks, collectives "
                "and pipeline schedule, the predicted bubble"),
       cl::cat(runCat));
+  cl::opt<bool> simulate(
+      "simulate",
+      cl::desc("Print pc-simulate's prediction of one step of the programs "
+               "it runs, over the --cluster rates, and put it in the "
+               "--report as predicted_step_s (docs/planning.md)"),
+      cl::cat(runCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
   cl::opt<bool> train("train",
@@ -549,6 +555,12 @@ int main(int argc, char **argv) {
   };
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
+  double predictedStep = 0;
+  if (simulate) {
+    std::string text = program->simulate(&predictedStep);
+    if (speaker)
+      llvm::outs() << text;
+  }
   if (printPlan && speaker) {
     llvm::outs() << program->plan();
     // The memory techniques' effect: the same model compiled without them.
@@ -856,16 +868,20 @@ int main(int argc, char **argv) {
     llvm::raw_fd_ostream out(reportPath, ec);
     if (ec)
       return failAll(reportPath + ": " + ec.message());
-    out << llvm::formatv("{0:2}\n", llvm::json::Value(llvm::json::Object{
-                                        {"graph", graph},
-                                        {"devices", numDevices * processes},
-                                        {"processes", processes},
-                                        {"steps", std::move(stepTimes)},
-                                        {"validation", std::move(validation)},
-                                        {"data", dataReport()},
-                                        {"steady_step_s", steadyStep},
-                                        {"pipeline", pipelineReport()},
-                                        {"ranks", std::move(ranks)}}));
+    out << llvm::formatv(
+        "{0:2}\n",
+        llvm::json::Value(llvm::json::Object{
+            {"graph", graph},
+            {"devices", numDevices * processes},
+            {"processes", processes},
+            {"steps", std::move(stepTimes)},
+            {"validation", std::move(validation)},
+            {"data", dataReport()},
+            {"steady_step_s", steadyStep},
+            {"predicted_step_s", simulate ? llvm::json::Value(predictedStep)
+                                          : llvm::json::Value(nullptr)},
+            {"pipeline", pipelineReport()},
+            {"ranks", std::move(ranks)}}));
   }
   // Every process ends here, or none does: a process that failed
   // elsewhere makes this fail too.

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""pc-simulate against pc's own runtime on CPU virtual devices.
+
+    bench/simulate_vs_measured.py [--devices 4] [--steps 30]
+
+Calibrates this machine's devices (pc-bench-calibrate --devices N), then
+trains the tiny GPT under DP, TP, DP x TP and PP with each schedule on N
+CPU virtual devices with pc-run --simulate, and compares the predicted step
+(pc-simulate over the programs pc-run runs, with the calibrated rates) with
+the measured one (the median wall time of the steps after the first
+third). Prints each plan's error and the Kendall tau of the two rankings.
+Targets (issue 14): within 10% each, tau >= 0.8.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("PC_BUILD", os.path.join(ROOT, "build"))
+GPT = dict(layers=4, hidden=64, heads=4, batch=16, seq=32, vocab=128)
+
+
+def plans(n):
+    """(name, mesh, extra pc-run flags) for n devices."""
+    half = n // 2
+    out = [
+        (f"DP{n}", f"{n}x1", []),
+        (f"TP{n}", f"1x{n}", []),
+    ]
+    if half >= 2:
+        out.append((f"DP{half} x TP2", f"{half}x2", []))
+    m = 2 * n
+    for sched, extra in [("gpipe", []), ("1f1b", []), ("zb-h1", []),
+                         ("interleaved", ["--virtual-stages", "2"])]:
+        out.append((f"PP{n} {sched}, m={m}", "1x1",
+                    ["--stages", str(n), "--micro-batches", str(m),
+                     "--pipeline-schedule", sched] + extra))
+    return out
+
+
+def kendall_tau(xs, ys):
+    n, s = len(xs), 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            a = (xs[i] - xs[j]) * (ys[i] - ys[j])
+            s += (a > 0) - (a < 0)
+    return 2.0 * s / (n * (n - 1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--devices", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--cluster", help="a spec to use instead of calibrating")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp()
+    spec = args.cluster
+    if not spec:
+        spec = os.path.join(tmp, "cpu.json")
+        with open(spec, "w") as f:
+            subprocess.run([os.path.join(BUILD, "bench", "pc-bench-calibrate"),
+                            "--devices", str(args.devices)], stdout=f,
+                           check=True)
+    rows = []
+    for name, mesh, extra in plans(args.devices):
+        model = os.path.join(tmp, f"gpt{mesh}.mlir")
+        with open(model, "w") as f:
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench",
+                                                         "gen_gpt.py")] +
+                           [f"--{k}={v}" for k, v in GPT.items()] +
+                           ["--mesh", mesh], stdout=f, check=True)
+        report = os.path.join(tmp, "report.json")
+        cmd = [os.path.join(BUILD, "bin", "pc-run"), model, "--devices",
+               f"cpu:{args.devices}", "--train", "--steps", str(args.steps),
+               "--lr", "0.001", "--cluster", spec, "--simulate", "--report",
+               report] + extra
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode:
+            print(f"{name}: pc-run failed:\n{run.stderr}", file=sys.stderr)
+            return 1
+        r = json.load(open(report))
+        walls = [s["wall_s"] for s in r["steps"]][args.steps // 3:]
+        rows.append((name, r["predicted_step_s"], statistics.median(walls)))
+    print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
+          f"{'error':>7s}")
+    worst = 0
+    for name, p, m in rows:
+        err = (p - m) / m
+        worst = max(worst, abs(err))
+        print(f"{name:28s} {1e3 * p:12.2f} {1e3 * m:12.2f} {100 * err:+6.1f}%")
+    tau = kendall_tau([p for _, p, _ in rows], [m for _, _, m in rows])
+    print(f"worst error {100 * worst:.1f}%, Kendall tau {tau:.2f} "
+          f"({len(rows)} plans, {args.devices} CPU devices)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
