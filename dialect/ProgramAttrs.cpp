@@ -170,9 +170,16 @@ constexpr std::pair<const char *, double CostModel::*> kCostFields[] = {
 
 std::optional<CostModel> getCostModel(Operation *module) {
   auto dict = module->getAttrOfType<DictionaryAttr>(kCostModel);
-  if (!dict || dict.size() != std::size(kCostFields))
+  if (!dict)
     return std::nullopt;
   CostModel model;
+  if (Attribute shared = dict.get("shared_cores")) {
+    if (!isa<UnitAttr>(shared))
+      return std::nullopt;
+    model.sharedCores = true;
+  }
+  if (dict.size() != std::size(kCostFields) + model.sharedCores)
+    return std::nullopt;
   for (auto [name, field] : kCostFields) {
     auto value = dict.getAs<FloatAttr>(name);
     bool mayBeZero = llvm::StringRef(name) == "kernel_latency";
@@ -189,6 +196,8 @@ void setCostModel(Operation *module, const CostModel &model) {
   SmallVector<NamedAttribute> fields;
   for (auto [name, field] : kCostFields)
     fields.push_back(b.getNamedAttr(name, b.getF64FloatAttr(model.*field)));
+  if (model.sharedCores)
+    fields.push_back(b.getNamedAttr("shared_cores", b.getUnitAttr()));
   module->setAttr(kCostModel, b.getDictionaryAttr(fields));
 }
 

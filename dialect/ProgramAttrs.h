@@ -141,6 +141,10 @@ struct CostModel {
   double peakFlops = 0, memoryBandwidth = 0, linkBandwidth = 0, linkLatency = 0;
   /// Fixed time of launching one kernel (may be 0).
   double kernelLatency = 0;
+  /// Whether a device's communication runs on the cores of its compute (CPU
+  /// virtual devices: the shared-memory communicator's threads), so that
+  /// the two do not overlap; written as the unit entry `shared_cores`.
+  bool sharedCores = false;
   friend bool operator==(const CostModel &, const CostModel &) = default;
 };
 std::optional<CostModel> getCostModel(mlir::Operation *module);

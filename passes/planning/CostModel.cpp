@@ -37,6 +37,8 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
                         ? link.bandwidth * spec->collectiveEfficiency
                         : m.memoryBandwidth;
   m.kernelLatency = spec->kernelLatency;
+  // CPU virtual devices: their communicator runs on their own cores.
+  m.sharedCores = spec->intraNodeKind == "shared-memory";
   m.linkLatency = link.latency > 0 ? link.latency : spec->kernelLatency;
   if (!(m.linkLatency > 0))
     m.linkLatency = 1e-6;
@@ -48,11 +50,12 @@ attrs::CostModel pc::costModelOf(ModuleOp module) {
     return *m;
   attrs::CostModel cpu;
   // planner/clusters/cpu-virtual.json, as pc-bench-calibrate measured it.
-  cpu.peakFlops = 1.065e11;
-  cpu.memoryBandwidth = 3.315e10;
-  cpu.linkBandwidth = 4.489e9;
-  cpu.linkLatency = 2.989e-5;
-  cpu.kernelLatency = 7.601e-6;
+  cpu.peakFlops = 9.644e10;
+  cpu.memoryBandwidth = 3.055e10;
+  cpu.linkBandwidth = 4.301e9;
+  cpu.linkLatency = 5.379e-5;
+  cpu.kernelLatency = 9.449e-6;
+  cpu.sharedCores = true;
   return cpu;
 }
 

@@ -129,7 +129,8 @@ private:
     for (Value v : op->getOperands())
       start = std::max(start, p.ready.lookup(v));
     bool comm = isCommOp(op);
-    double &free = comm ? p.commFree : p.computeFree;
+    // On shared cores the two streams take turns.
+    double &free = comm && !rates.sharedCores ? p.commFree : p.computeFree;
     start = std::max(start, free);
     double d = 0;
     if (auto recv = dyn_cast<RecvOp>(op)) {
