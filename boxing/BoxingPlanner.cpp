@@ -268,20 +268,7 @@ RankBytes planBytes(const Plan &plan, std::span<const int64_t> shape,
 // Transfers between meshes
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-Box intersect(const Box &a, const Box &b) {
-  Box r{a.offsets, a.sizes};
-  for (size_t d = 0; d < a.sizes.size(); ++d) {
-    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
-    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
-    r.offsets[d] = lo;
-    r.sizes[d] = std::max<int64_t>(0, hi - lo);
-  }
-  return r;
-}
-
-} // namespace
+namespace {} // namespace
 
 TransferPlan Planner::planTransfer(std::span<const int64_t> shape,
                                    int64_t elemBytes, const MeshInfo &srcMesh,

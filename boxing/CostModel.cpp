@@ -64,6 +64,17 @@ int64_t volume(const Box &b) { return product(b.sizes); }
 
 } // namespace
 
+Box intersect(const Box &a, const Box &b) {
+  Box r = a;
+  for (size_t d = 0; d < a.sizes.size(); ++d) {
+    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
+    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
+    r.offsets[d] = lo;
+    r.sizes[d] = std::max<int64_t>(0, hi - lo);
+  }
+  return r;
+}
+
 int64_t overlapVolume(const Box &a, const Box &b) {
   int64_t v = 1;
   for (size_t d = 0; d < a.sizes.size(); ++d) {

@@ -86,6 +86,9 @@ double planningCost(const Step &step, std::span<const int64_t> shape,
                     int64_t elemBytes, std::span<const int64_t> meshShape,
                     const CostParams &params);
 
+/// The box two boxes of one tensor share (sizes 0 where they do not meet).
+Box intersect(const Box &a, const Box &b);
+
 /// The elements two boxes of one tensor share.
 int64_t overlapVolume(const Box &a, const Box &b);
 

@@ -27,17 +27,6 @@ StepGroup groupOf(const boxing::Step &step,
   return g;
 }
 
-Box intersect(const Box &a, const Box &b) {
-  Box r = a;
-  for (size_t d = 0; d < a.sizes.size(); ++d) {
-    int64_t lo = std::max(a.offsets[d], b.offsets[d]);
-    int64_t hi = std::min(a.offsets[d] + a.sizes[d], b.offsets[d] + b.sizes[d]);
-    r.offsets[d] = lo;
-    r.sizes[d] = std::max<int64_t>(0, hi - lo);
-  }
-  return r;
-}
-
 /// `t` as a box relative to `origin`.
 std::vector<int64_t> relative(const Box &b, const Box &origin) {
   std::vector<int64_t> off(b.offsets.size());
@@ -188,14 +177,15 @@ absl::Status runRedistribute(Communicator &comm, const GroupStep &gs,
   int64_t sendTotal = 0;
   for (int64_t j = 0; j < n; ++j)
     if (j != g.self && boxing::designatedHolder(myHolders, j) == g.self)
-      sendTotal += sendCounts[j] = product(intersect(mine, g.after[j]).sizes);
+      sendTotal += sendCounts[j] =
+          product(boxing::intersect(mine, g.after[j]).sizes);
   absl::StatusOr<char *> packed = mem.scratch(sendTotal * e);
   if (!packed.ok())
     return packed.status();
   for (int64_t j = 0, offset = 0; j < n; ++j) {
     if (!sendCounts[j])
       continue;
-    Box block = intersect(mine, g.after[j]);
+    Box block = boxing::intersect(mine, g.after[j]);
     mem.copyBox(in.data(), in.shape, relative(block, mine),
                 *packed + offset * e, block.sizes, zero, block.sizes, e);
     offset += sendCounts[j];
@@ -205,7 +195,7 @@ absl::Status runRedistribute(Communicator &comm, const GroupStep &gs,
     if (q != g.self &&
         boxing::designatedHolder(holders[g.before[q]], g.self) == q)
       recvTotal += recvCounts[q] =
-          product(intersect(g.before[q], target).sizes);
+          product(boxing::intersect(g.before[q], target).sizes);
   absl::StatusOr<char *> received = mem.scratch(recvTotal * e);
   if (!received.ok())
     return received.status();
@@ -216,12 +206,12 @@ absl::Status runRedistribute(Communicator &comm, const GroupStep &gs,
   for (int64_t q = 0, offset = 0; q < n; ++q) {
     if (!recvCounts[q])
       continue;
-    Box block = intersect(g.before[q], target);
+    Box block = boxing::intersect(g.before[q], target);
     mem.copyBox(*received + offset * e, block.sizes, zero, out.data(),
                 out.shape, relative(block, target), block.sizes, e);
     offset += recvCounts[q];
   }
-  Box kept = intersect(mine, target);
+  Box kept = boxing::intersect(mine, target);
   if (product(kept.sizes))
     mem.copyBox(in.data(), in.shape, relative(kept, mine), out.data(),
                 out.shape, relative(kept, target), kept.sizes, e);
@@ -319,13 +309,14 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
       return packed.status();
     int64_t offset = 0;
     for (int64_t j = 0; j < n; ++j) {
-      Box block = intersect(mine, g.after[j]);
+      Box block = boxing::intersect(mine, g.after[j]);
       sendCounts.push_back(product(block.sizes));
       std::vector<int64_t> zero(in.shape.size(), 0);
       mem.copyBox(in.data(), in.shape, relative(block, mine),
                   *packed + offset * e, block.sizes, zero, block.sizes, e);
       offset += sendCounts.back();
-      recvCounts.push_back(product(intersect(g.before[j], target).sizes));
+      recvCounts.push_back(
+          product(boxing::intersect(g.before[j], target).sizes));
     }
     absl::StatusOr<char *> received = mem.scratch(out.byteSize());
     if (!received.ok())
@@ -336,7 +327,7 @@ absl::Status runGroupStep(Communicator &comm, const GroupStep &gs,
       return s;
     offset = 0;
     for (int64_t q = 0; q < n; ++q) {
-      Box block = intersect(g.before[q], target);
+      Box block = boxing::intersect(g.before[q], target);
       std::vector<int64_t> zero(in.shape.size(), 0);
       mem.copyBox(*received + offset * e, block.sizes, zero, out.data(),
                   out.shape, relative(block, target), block.sizes, e);

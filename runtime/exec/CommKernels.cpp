@@ -91,6 +91,24 @@ std::string messagePiece(Type elementType, llvm::ArrayRef<int64_t> sizes) {
   return s;
 }
 
+/// Runs a planned group step into a zeroed output of shape `out`.
+Kernel stepKernel(GroupStep step, Shape out, Communicator &c,
+                  const CommMemory &memory) {
+  Communicator *comm = &c;
+  return Kernel([=, step = std::move(step)](KernelIO &io) -> absl::Status {
+    std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
+    absl::StatusOr<std::shared_ptr<Tensor>> r =
+        zeros(io.context, *mem, out, io.inputs[0]->type);
+    if (!r.ok())
+      return r.status();
+    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r, *mem);
+        !s.ok())
+      return s;
+    io.outputs[0] = *std::move(r);
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c,
                                 const CommMemory &memory) {
   auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
@@ -157,19 +175,7 @@ absl::StatusOr<Kernel> bindStep(Operation *op, BindContext &c,
                     shapeOf(op->getOperand(0).getType()), out);
   if (!step.ok())
     return step.status();
-  Communicator *comm = &c.comm;
-  return Kernel([=, step = *std::move(step)](KernelIO &io) -> absl::Status {
-    std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
-    absl::StatusOr<std::shared_ptr<Tensor>> r =
-        zeros(io.context, *mem, out, io.inputs[0]->type);
-    if (!r.ok())
-      return r.status();
-    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r, *mem);
-        !s.ok())
-      return s;
-    io.outputs[0] = *std::move(r);
-    return absl::OkStatus();
-  });
+  return stepKernel(*std::move(step), out, c.comm, memory);
 }
 
 /// A pc.redistribute: one all-to-all-v over the whole mesh, its pairing
@@ -192,19 +198,7 @@ absl::StatusOr<Kernel> bindRedistribute(RedistributeOp op, BindContext &c,
     os << "redistribute " << op.getFrom() << " -> " << op.getTo();
     c.exchange.signature = sig;
   }
-  Communicator *comm = &c.comm;
-  return Kernel([=, step = *std::move(step)](KernelIO &io) -> absl::Status {
-    std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
-    absl::StatusOr<std::shared_ptr<Tensor>> r =
-        zeros(io.context, *mem, out, io.inputs[0]->type);
-    if (!r.ok())
-      return r.status();
-    if (absl::Status s = runGroupStep(*comm, step, *io.inputs[0], **r, *mem);
-        !s.ok())
-      return s;
-    io.outputs[0] = *std::move(r);
-    return absl::OkStatus();
-  });
+  return stepKernel(*std::move(step), out, c.comm, memory);
 }
 
 /// This rank's side of a transfer between layouts: the boxes it sends, or

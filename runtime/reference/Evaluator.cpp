@@ -228,19 +228,15 @@ absl::Status Evaluator::evalRedistribute(RedistributeOp op) {
   for (size_t q = 0; q < parts->size(); ++q) {
     Box have = localBox(shape, meshShape, from.getEntries(),
                         delinearize(meshShape, q));
-    Shape at(shape.size()), into(shape.size()), sizes(shape.size());
-    bool empty = false;
+    Box part = boxing::intersect(have, want);
+    if (product(part.sizes) == 0)
+      continue;
+    Shape at(shape.size()), into(shape.size());
     for (size_t d = 0; d < shape.size(); ++d) {
-      int64_t lo = std::max(have.offsets[d], want.offsets[d]);
-      int64_t hi = std::min(have.offsets[d] + have.sizes[d],
-                            want.offsets[d] + want.sizes[d]);
-      empty |= hi <= lo;
-      at[d] = lo - have.offsets[d];
-      into[d] = lo - want.offsets[d];
-      sizes[d] = std::max<int64_t>(0, hi - lo);
+      at[d] = part.offsets[d] - have.offsets[d];
+      into[d] = part.offsets[d] - want.offsets[d];
     }
-    if (!empty)
-      place(out, slice((*parts)[q], at, sizes), into);
+    place(out, slice((*parts)[q], at, part.sizes), into);
   }
   env[op.getResult()] = std::move(out);
   world->record(rank, "redistribute",
