@@ -69,10 +69,10 @@ def main():
             subprocess.run([os.path.join(BUILD, "bench", "pc-bench-calibrate"),
                             "--devices", str(args.devices)], stdout=f,
                            check=True)
-    todo = plans(args.devices)
+    runs = plans(args.devices)
     predicted, measured = {}, {}
     for _ in range(args.repeats):
-        for name, mesh, extra in todo:
+        for name, mesh, extra in runs:
             model = os.path.join(tmp, f"gpt{mesh}.mlir")
             with open(model, "w") as f:
                 subprocess.run([sys.executable,
@@ -94,7 +94,7 @@ def main():
             predicted[name] = r["predicted_step_s"]
             measured[name] = min(measured.get(name, 1e9),
                                  statistics.median(walls))
-    rows = [(name, predicted[name], measured[name]) for name, _, _ in todo]
+    rows = [(name, predicted[name], measured[name]) for name, _, _ in runs]
     print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
           f"{'error':>7s}")
     worst = 0

@@ -66,6 +66,16 @@ withoutPartials(std::span<const SbpEntry> sbp, size_t rank) {
   return out;
 }
 
+/// The plan under `key`, made by `make` on the first request.
+template <typename Make>
+const Plan &cached(std::unordered_map<std::string, Plan> &cache,
+                   std::string key, Make make) {
+  auto it = cache.find(key);
+  if (it == cache.end())
+    it = cache.emplace(std::move(key), make()).first;
+  return it->second;
+}
+
 struct Node {
   double cost;
   int64_t steps;
@@ -170,13 +180,9 @@ const Plan &Planner::collectivePlan(std::span<const int64_t> shape,
                                     std::span<const int64_t> meshShape,
                                     std::span<const SbpEntry> src,
                                     std::span<const SbpEntry> dst) {
-  std::string key = cacheKey(shape, elemBytes, meshShape, src, dst);
-  auto it = collectiveCache.find(key);
-  if (it != collectiveCache.end())
-    return it->second;
-  return collectiveCache
-      .emplace(key, collectives(shape, elemBytes, meshShape, src, dst))
-      .first->second;
+  return cached(
+      collectiveCache, cacheKey(shape, elemBytes, meshShape, src, dst),
+      [&] { return collectives(shape, elemBytes, meshShape, src, dst); });
 }
 
 namespace {
@@ -244,12 +250,8 @@ const Plan &Planner::plan(std::span<const int64_t> shape, int64_t elemBytes,
                           std::span<const int64_t> meshShape,
                           std::span<const SbpEntry> src,
                           std::span<const SbpEntry> dst) {
-  std::string key = cacheKey(shape, elemBytes, meshShape, src, dst);
-  auto it = cache.find(key);
-  if (it != cache.end())
-    return it->second;
-  return cache.emplace(key, search(shape, elemBytes, meshShape, src, dst))
-      .first->second;
+  return cached(cache, cacheKey(shape, elemBytes, meshShape, src, dst),
+                [&] { return search(shape, elemBytes, meshShape, src, dst); });
 }
 
 RankBytes planBytes(const Plan &plan, std::span<const int64_t> shape,

@@ -68,10 +68,10 @@ std::string pairOf(TypeAttr from, TypeAttr to) {
 class Simulator {
 public:
   Simulator(ModuleOp module)
-      : rates(costModelOf(module)), spec(specOf(rates)),
+      : module(module), rates(costModelOf(module)), spec(specOf(rates)),
         cost(spec, rates.peakFlops), meshes(module) {}
 
-  Simulation run(ModuleOp module, StringRef graph) {
+  Simulation run(StringRef graph) {
     Simulation result;
     for (auto f : module.getOps<func::FuncOp>()) {
       if (f.isExternal() || attrs::getRanks(f).empty())
@@ -228,6 +228,7 @@ private:
     return cost.collective(c->first, c->second, g);
   }
 
+  ModuleOp module;
   attrs::CostModel rates;
   planner::ClusterSpec spec; // `cost` refers to it
   planner::CostModel cost;
@@ -240,7 +241,7 @@ private:
 } // namespace
 
 Simulation simulatePrograms(ModuleOp module, StringRef graph) {
-  return Simulator(module).run(module, graph);
+  return Simulator(module).run(graph);
 }
 
 std::string formatSimulation(const Simulation &s) {
