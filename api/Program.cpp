@@ -10,6 +10,7 @@
 #include "passes/planning/ProgramSimulator.h"
 #include "runtime/device/HostMemory.h"
 #include "runtime/exec/KernelRegistry.h"
+#include "runtime/exec/OpProfiler.h"
 #include "runtime/exec/ProgramInterface.h"
 #include "runtime/exec/Schedule.h"
 #include "runtime/reference/Interpreter.h"
@@ -145,17 +146,38 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
   return out;
 }
 
-std::string Program::simulate(double *step) const {
+std::string Program::simulate(double *step,
+                              const std::string &opProfile) const {
   if (step)
     *step = 0;
   if (!impl)
     return "";
-  Simulation s = simulatePrograms(*impl->module, graphName);
+  std::optional<OpProfile> profile;
+  if (!opProfile.empty()) {
+    llvm::Expected<OpProfile> p = parseOpProfile(opProfile, "the op profile");
+    if (!p)
+      return "pc-simulate: " + llvm::toString(p.takeError()) + "\n";
+    profile = *std::move(p);
+  }
+  Simulation s =
+      simulatePrograms(*impl->module, graphName, profile ? &*profile : nullptr);
   if (!s.error.empty())
     return "pc-simulate: " + s.error + "\n";
   if (step)
     *step = s.step;
   return formatSimulation(s);
+}
+
+absl::StatusOr<std::string> Program::profileOps(int threads) const {
+  if (!impl)
+    return absl::FailedPreconditionError("no program");
+  runtime::OpProfilerOptions options;
+  options.threads = threads;
+  options.graph = graphName;
+  absl::StatusOr<OpProfile> p = runtime::profileOps(*impl->module, options);
+  if (!p.ok())
+    return p.status();
+  return formatOpProfile(*p);
 }
 
 std::string Program::plan() const {

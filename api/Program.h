@@ -184,8 +184,14 @@ public:
   /// pc-simulate's prediction of one step of the training (or forward)
   /// graph's programs over the module's cost model: per program and the
   /// step (docs/planning.md). The step in seconds goes to `*step` when
-  /// given; 0 when the programs cannot be simulated.
-  std::string simulate(double *step = nullptr) const;
+  /// given; 0 when the programs cannot be simulated. With `opProfile` (the
+  /// JSON profileOps() returns), an op it times takes its measured time.
+  std::string simulate(double *step = nullptr,
+                       const std::string &opProfile = {}) const;
+  /// Times every distinct compute op of those programs alone on one CPU
+  /// device of `threads` threads, by its kernel (vTrain's profiling step,
+  /// docs/planning.md): a JSON op profile for simulate().
+  absl::StatusOr<std::string> profileOps(int threads) const;
   /// Per global rank, the predicted peak memory of one step and what is
   /// live at it (docs/memory.md).
   std::map<int64_t, MemoryUse> predictedMemory() const;

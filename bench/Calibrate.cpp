@@ -4,16 +4,20 @@
 //   planner/clusters/cpu-virtual.json
 //
 // Measures what the planner's cost model needs for N CPU virtual devices
-// in one process, all running at once as they do in pc-run: each device's
-// large-matmul rate (OpenBLAS sgemm, with the device's share of the
-// cores), its memory bandwidth (memcpy), the per-call overhead of a tiny
-// op (a chain of 256 tiny ops compiled and run by the actor runtime on
-// every device: what a firing costs beyond its arithmetic), and the
-// shared-memory communicator's all-reduce bandwidth (direct calls) and
-// latency (a compiled chain of tiny all-reduces, as the runtime fires
-// them: the members meet from their own streams). Writes the
-// cluster spec (docs/planning.md) to stdout. The measured matmul rate is the
-// spec's peak, so its matmul efficiency is 1.
+// in one process, as pc-run runs them: each device's large-matmul rate
+// (OpenBLAS sgemm with the device's share of the cores), its memory
+// bandwidth (memcpy) and the per-call overhead of a tiny op (a chain of 256
+// tiny ops compiled and run by the actor runtime: what a firing costs
+// beyond its arithmetic), each on one device alone; how many devices the
+// host's cores run at once at those rates (concurrent_devices: the
+// simulator shares the cores among the busy ones); and the shared-memory
+// communicator's all-reduce bandwidth (direct calls) and latency (a
+// compiled chain of tiny all-reduces, as the runtime fires them: the
+// members meet from their own streams), and a pipeline hop's latency (a
+// token per device passed around a ring of one-device meshes), with every
+// device taking part.
+// Writes the cluster spec (docs/planning.md) to stdout. The measured
+// matmul rate is the spec's peak, so its matmul efficiency is 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,13 +75,15 @@ double concurrently(int devices, int rounds,
 /// The best time of one run of `src`'s graph @chain on `devices` CPU
 /// devices, compiled and run by the actor runtime; its one argument is a
 /// vector of 8 floats per device.
-absl::StatusOr<double> timeChain(const std::string &src, int devices) {
+absl::StatusOr<double> timeChain(const std::string &src, int devices,
+                                 int threads) {
   absl::StatusOr<pc::api::Program> program =
       pc::api::compileSource(src, "calibrate");
   if (!program.ok())
     return program.status();
   pc::api::SessionOptions options;
   options.devices = devices;
+  options.threadsPerDevice = threads;
   absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
       pc::api::Session::create(*program, options);
   if (!session.ok())
@@ -121,12 +127,14 @@ std::string chain(int devices, int links, const std::string &body) {
   return src + "  return " + prev + " : " + type + "\n}\n";
 }
 
-/// The time one op of a per-device program takes beyond its arithmetic: a
-/// chain of 256 tiny exponentials on every device, per op.
-absl::StatusOr<double> opLatency(int devices) {
+/// The time one op of a per-device program takes beyond its arithmetic, as
+/// the devices run together: a chain of 256 tiny exponentials on every
+/// device, per op.
+absl::StatusOr<double> opLatency(int devices, int threads) {
   const int ops = 256;
-  absl::StatusOr<double> t = timeChain(
-      chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n"), devices);
+  absl::StatusOr<double> t =
+      timeChain(chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n"),
+                devices, threads);
   if (!t.ok())
     return t;
   return *t / ops;
@@ -135,8 +143,10 @@ absl::StatusOr<double> opLatency(int devices) {
 /// A tiny all-reduce over all devices as the actor runtime runs it (its
 /// firing on each device's communication stream, the members' meeting):
 /// a chain of 128 links, each a sum over the split dim (partial), its
-/// all-reduce, and an add; less the two ops' own cost.
-absl::StatusOr<double> allReduceLatency(int devices, double opCost) {
+/// all-reduce, and an add; less the two ops' own cost (`opCost`, as every
+/// device runs them at once).
+absl::StatusOr<double> allReduceLatency(int devices, int threads,
+                                        double opCost) {
   const int links = 128;
   std::string body =
       "  %s$I = pc.reduce_sum $IN {axes = array<i64: 0>, keepdim} : ($T) -> "
@@ -145,10 +155,60 @@ absl::StatusOr<double> allReduceLatency(int devices, double opCost) {
       "tensor<1xf32, #pc.sbp<@m, [B]>>\n"
       "  $OUT = pc.add $IN, %b$I : ($T, tensor<1xf32, #pc.sbp<@m, [B]>>) -> "
       "$T\n";
-  absl::StatusOr<double> t = timeChain(chain(devices, links, body), devices);
+  absl::StatusOr<double> t =
+      timeChain(chain(devices, links, body), devices, threads);
   if (!t.ok())
     return t;
   return std::max(0.0, *t / links - 2 * opCost);
+}
+
+/// A pipeline's hop as the actor runtime runs it, with every device busy:
+/// `devices` tokens circulate at once through a ring of one-device meshes,
+/// each link a transfer to the next device and an exponential there. The
+/// time of a link less the exponential's (`opCost`, as every device runs
+/// them at once): a send, its receive, and the hand-offs between the
+/// devices' streams.
+absl::StatusOr<double> hopLatency(int devices, int threads, double opCost) {
+  const int links = 64;
+  auto type = [](int mesh) {
+    return "tensor<8xf32, #pc.sbp<@m" + std::to_string(mesh) + ", [B]>>";
+  };
+  std::string in =
+      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m0, [B]>>";
+  std::string src;
+  for (int d = 0; d < devices; ++d)
+    src += "pc.mesh @m" + std::to_string(d) + " <[\"x\"=1]> ranks [" +
+           std::to_string(d) + "]\n";
+  src += "func.func @chain(%x: " + in + ") -> (";
+  for (int c = 0; c < devices; ++c)
+    src += (c ? ", " : "") + type((c + links) % devices);
+  src += ") {\n";
+  std::string outs, outTypes;
+  for (int c = 0; c < devices; ++c) {
+    std::string prev = "%s" + std::to_string(c);
+    src += "  " + prev +
+           " = pc.slice %x {start = array<i64: " + std::to_string(8 * c) +
+           ">, limit = array<i64: " + std::to_string(8 * c + 8) + ">} : (" +
+           in + ") -> " + type(0) + "\n";
+    for (int i = 0; i < links; ++i) {
+      int from = (c + i) % devices, to = (c + i + 1) % devices;
+      std::string t = "%t" + std::to_string(c) + "_" + std::to_string(i);
+      std::string e = "%e" + std::to_string(c) + "_" + std::to_string(i);
+      std::string moved = i == 0 ? type(0) : type(from);
+      src += "  " + t + " = pc.transfer " + prev + " : (" + moved + ") -> " +
+             type(to) + "\n";
+      src += "  " + e + " = pc.exp " + t + " : (" + type(to) + ") -> " +
+             type(to) + "\n";
+      prev = e;
+    }
+    outs += (c ? ", " : "") + prev;
+    outTypes += (c ? ", " : "") + type((c + links) % devices);
+  }
+  src += "  return " + outs + " : " + outTypes + "\n}\n";
+  absl::StatusOr<double> t = timeChain(src, devices, threads);
+  if (!t.ok())
+    return t;
+  return std::max(0.0, *t / links - opCost);
 }
 
 } // namespace
@@ -172,6 +232,10 @@ int main(int argc, char **argv) {
   const int cores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const int threads = std::max(1, cores / devices);
   openblas_set_num_threads(threads);
+  // The devices' rates are each device's alone; the simulator shares the
+  // cores among the devices busy at once, at most `concurrent` at full
+  // rate.
+  const int concurrent = std::max(1, cores / threads);
 
   // Large products: 1024^3 per call.
   const int n = 1024, calls = 3;
@@ -180,7 +244,7 @@ int main(int argc, char **argv) {
     a[d].assign(size_t(n) * n, 1.0f / n);
     c[d].assign(size_t(n) * n, 0.0f);
   }
-  double mm = concurrently(devices, 3, [&](int d) {
+  double mm = concurrently(1, 3, [&](int d) {
     for (int i = 0; i < calls; ++i)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
                   a[d].data(), n, a[d].data(), n, 0.0f, c[d].data(), n);
@@ -194,13 +258,13 @@ int main(int argc, char **argv) {
     src[d].assign(bytes, 1);
     dst[d].assign(bytes, 0);
   }
-  double copy = concurrently(devices, 5, [&](int d) {
+  double copy = concurrently(1, 5, [&](int d) {
     for (int i = 0; i < 4; ++i)
       std::memcpy(dst[d].data(), src[d].data(), bytes);
   });
   double bandwidth = 2.0 * double(bytes) * 4 / copy;
 
-  absl::StatusOr<double> latency = opLatency(devices);
+  absl::StatusOr<double> latency = opLatency(devices, threads);
   if (!latency.ok()) {
     std::fprintf(stderr, "pc-bench-calibrate: %s\n",
                  latency.status().ToString().c_str());
@@ -247,7 +311,8 @@ int main(int argc, char **argv) {
     // The latency is the runtime's: a direct call in a tight loop, whose
     // members arrive together, costs a fraction of a firing whose members
     // meet from their own streams (3x on two devices).
-    absl::StatusOr<double> inRuntime = allReduceLatency(devices, *latency);
+    absl::StatusOr<double> inRuntime =
+        allReduceLatency(devices, threads, *latency);
     if (!inRuntime.ok()) {
       std::fprintf(stderr, "pc-bench-calibrate: %s\n",
                    inRuntime.status().ToString().c_str());
@@ -256,24 +321,49 @@ int main(int argc, char **argv) {
     alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
   }
 
+  double p2p = 0;
+  if (devices > 1) {
+    absl::StatusOr<double> hop = hopLatency(devices, threads, *latency);
+    if (!hop.ok()) {
+      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
+                   hop.status().ToString().c_str());
+      return 1;
+    }
+    // The receive's own firing is timed as an op.
+    p2p = std::max(0.0, *hop - *latency);
+  }
+  // More devices than the cores run at once: the simulator counts each
+  // firing as work on the shared cores, which the chain's devices shared.
+  const double firing =
+      devices > concurrent ? *latency * concurrent / devices : *latency;
+
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double memory = double(pages) * double(pageSize) / devices;
-  std::printf("{\n"
-              "  \"name\": \"%d CPU virtual devices (%d threads each), "
-              "calibrated by pc-bench-calibrate\",\n"
-              "  \"nodes\": 1,\n"
-              "  \"devices_per_node\": %d,\n"
-              "  \"device\": {\n"
-              "    \"name\": \"CPU virtual device\",\n"
-              "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
-              "    \"memory\": %.4g,\n"
-              "    \"memory_bandwidth\": %.4g\n"
-              "  },\n",
-              devices, threads, devices, flops, flops, memory, bandwidth);
-  if (devices > 1)
+  std::printf(
+      "{\n"
+      "  \"name\": \"%d CPU virtual devices (%d threads each), "
+      "calibrated by pc-bench-calibrate\",\n"
+      "  \"nodes\": 1,\n"
+      "  \"devices_per_node\": %d,\n"
+      "%s"
+      "  \"device\": {\n"
+      "    \"name\": \"CPU virtual device\",\n"
+      "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
+      "    \"memory\": %.4g,\n"
+      "    \"memory_bandwidth\": %.4g\n"
+      "  },\n",
+      devices, threads, devices,
+      ("  \"concurrent_devices\": " + std::to_string(concurrent) + ",\n")
+          .c_str(),
+      flops, flops, memory, bandwidth);
+  if (devices > 1) {
     std::printf("  \"intra_node\": {\"kind\": \"shared-memory\", "
-                "\"bandwidth\": %.4g, \"latency\": %.4g},\n",
+                "\"bandwidth\": %.4g, \"latency\": %.4g",
                 beta, alpha);
+    if (p2p > 0)
+      std::printf(", \"p2p_latency\": %.4g", p2p);
+    std::printf("},\n");
+  }
   std::printf("  \"efficiency\": {\n"
               "    \"matmul\": 1,\n"
               "    \"memory\": 1,\n"
@@ -282,6 +372,6 @@ int main(int argc, char **argv) {
               "    \"usable_memory\": 0.8\n"
               "  }\n"
               "}\n",
-              *latency);
+              firing);
   return 0;
 }

@@ -44,6 +44,21 @@ def plans(n):
     return out
 
 
+def gpt_model(gpt, mesh, tmp):
+    model = os.path.join(tmp, f"gpt{mesh}.mlir")
+    with open(model, "w") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_gpt.py")]
+                       + [f"--{k}={v}" for k, v in gpt.items()] +
+                       ["--mesh", mesh], stdout=f, check=True)
+    return model
+
+
+def step_time(report, steps):
+    """The median step after the first third, from a pc-run --report."""
+    r = json.load(open(report))
+    return statistics.median([s["wall_s"] for s in r["steps"]][steps // 3:])
+
+
 def kendall_tau(xs, ys):
     n, s = len(xs), 0
     for i in range(n):
@@ -60,7 +75,14 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cluster", help="a spec to use instead of calibrating")
+    ap.add_argument("--no-profile", dest="profile", action="store_false",
+                    help="time compute by the roofline, not by each op's "
+                    "kernel timed alone (pc-run --profile-ops)")
+    for k, v in GPT.items():
+        ap.add_argument(f"--{k}", type=int, default=v,
+                        help=f"the GPT's {k} (default {v})")
     args = ap.parse_args()
+    gpt = {k: getattr(args, k) for k in GPT}
     tmp = tempfile.mkdtemp()
     spec = args.cluster
     if not spec:
@@ -73,27 +95,21 @@ def main():
     predicted, measured = {}, {}
     for _ in range(args.repeats):
         for name, mesh, extra in runs:
-            model = os.path.join(tmp, f"gpt{mesh}.mlir")
-            with open(model, "w") as f:
-                subprocess.run([sys.executable,
-                                os.path.join(ROOT, "bench", "gen_gpt.py")] +
-                               [f"--{k}={v}" for k, v in GPT.items()] +
-                               ["--mesh", mesh], stdout=f, check=True)
+            model = gpt_model(gpt, mesh, tmp)
             report = os.path.join(tmp, "report.json")
             cmd = [os.path.join(BUILD, "bin", "pc-run"), model, "--devices",
                    f"cpu:{args.devices}", "--train", "--steps",
                    str(args.steps), "--lr", "0.001", "--cluster", spec,
-                   "--simulate", "--report", report] + extra
+                   "--simulate", "--report", report] + extra + \
+                (["--profile-ops"] if args.profile else [])
             run = subprocess.run(cmd, capture_output=True, text=True)
             if run.returncode:
                 print(f"{name}: pc-run failed:\n{run.stderr}",
                       file=sys.stderr)
                 return 1
-            r = json.load(open(report))
-            walls = [s["wall_s"] for s in r["steps"]][args.steps // 3:]
-            predicted[name] = r["predicted_step_s"]
+            predicted[name] = json.load(open(report))["predicted_step_s"]
             measured[name] = min(measured.get(name, 1e9),
-                                 statistics.median(walls))
+                                 step_time(report, args.steps))
     rows = [(name, predicted[name], measured[name]) for name, _, _ in runs]
     print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
           f"{'error':>7s}")

@@ -178,7 +178,20 @@ std::optional<CostModel> getCostModel(Operation *module) {
       return std::nullopt;
     model.sharedCores = true;
   }
-  if (dict.size() != std::size(kCostFields) + model.sharedCores)
+  if (Attribute concurrent = dict.get("concurrent_devices")) {
+    auto n = dyn_cast<IntegerAttr>(concurrent);
+    if (!n || n.getInt() < 1)
+      return std::nullopt;
+    model.concurrentDevices = n.getInt();
+  }
+  if (Attribute p2p = dict.get("p2p_latency")) {
+    auto f = dyn_cast<FloatAttr>(p2p);
+    if (!f || !(f.getValueAsDouble() > 0))
+      return std::nullopt;
+    model.p2pLatency = f.getValueAsDouble();
+  }
+  if (dict.size() != std::size(kCostFields) + model.sharedCores +
+                         (model.concurrentDevices > 0) + (model.p2pLatency > 0))
     return std::nullopt;
   for (auto [name, field] : kCostFields) {
     auto value = dict.getAs<FloatAttr>(name);
@@ -198,6 +211,12 @@ void setCostModel(Operation *module, const CostModel &model) {
     fields.push_back(b.getNamedAttr(name, b.getF64FloatAttr(model.*field)));
   if (model.sharedCores)
     fields.push_back(b.getNamedAttr("shared_cores", b.getUnitAttr()));
+  if (model.concurrentDevices > 0)
+    fields.push_back(b.getNamedAttr(
+        "concurrent_devices", b.getI64IntegerAttr(model.concurrentDevices)));
+  if (model.p2pLatency > 0)
+    fields.push_back(
+        b.getNamedAttr("p2p_latency", b.getF64FloatAttr(model.p2pLatency)));
   module->setAttr(kCostModel, b.getDictionaryAttr(fields));
 }
 

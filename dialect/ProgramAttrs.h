@@ -145,6 +145,15 @@ struct CostModel {
   /// virtual devices: the shared-memory communicator's threads), so that
   /// the two do not overlap; written as the unit entry `shared_cores`.
   bool sharedCores = false;
+  /// How many of a host's devices run at their full rates at once (CPU
+  /// virtual devices that share fewer cores than their threads); more busy
+  /// devices share them. 0: every device has its own. Written as the i64
+  /// entry `concurrent_devices`.
+  int64_t concurrentDevices = 0;
+  /// Of a send and its receive (a pipeline's hop), when it differs from the
+  /// link latency; written as the f64 entry `p2p_latency`. 0: the link
+  /// latency.
+  double p2pLatency = 0;
   friend bool operator==(const CostModel &, const CostModel &) = default;
 };
 std::optional<CostModel> getCostModel(mlir::Operation *module);

@@ -598,7 +598,11 @@ def Simulate : Pass<"pc-simulate", "::mlir::ModuleOp"> {
     stream is free and its operands are ready, so communication overlaps
     the compute that does not wait for it; a receive completes no earlier
     than its matching send, so a pipeline stage waits for the one before
-    it. A compute op takes its roofline time (its per-device FLOPs against
+    it. Where the host's cores are fewer than its devices' threads
+    (`concurrent_devices` in the cost model), the busy devices share them
+    (processor sharing). A compute op takes its measured time when
+    `op-profile` gives one (vTrain's method: each kernel timed alone on
+    this machine), else its roofline time (its per-device FLOPs against
     the peak, its bytes against the memory bandwidth) plus the kernel
     latency; a collective the alpha-beta time of a ring over its group on
     the link (planner/CostModel.h); rates from the module's
@@ -616,6 +620,11 @@ def Simulate : Pass<"pc-simulate", "::mlir::ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numPrograms", "programs", "Per-device programs simulated">,
+  ];
+  let options = [
+    Option<"opProfile", "op-profile", "std::string", /*default=*/"\"\"",
+           "Measured op times (JSON, pc-run --profile-ops --op-profile): an "
+           "op it times takes that time instead of its roofline">,
   ];
 }
 

@@ -138,11 +138,11 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error integer(llvm::StringRef key, int64_t &out) {
+  llvm::Error integer(llvm::StringRef key, int64_t &out, bool required = true) {
     seen.insert(key.str());
     const llvm::json::Value *v = obj.get(key);
     if (!v)
-      return error(key, "is missing");
+      return required ? error(key, "is missing") : llvm::Error::success();
     std::optional<int64_t> n = v->getAsInteger();
     if (!n || *n < 1)
       return error(key, "must be a positive integer");
@@ -217,6 +217,9 @@ llvm::Error readLink(Reader &parent, llvm::StringRef key, Link &link,
           r.quantity("bandwidth", Quantity::Bandwidth, link.bandwidth))
     return e;
   if (llvm::Error e = r.quantity("latency", Quantity::Seconds, link.latency))
+    return e;
+  if (llvm::Error e = r.quantity("p2p_latency", Quantity::Seconds,
+                                 link.p2pLatency, /*required=*/false))
     return e;
   return r.noOthers();
 }
@@ -316,6 +319,9 @@ llvm::Expected<ClusterSpec> parseClusterSpec(llvm::StringRef json,
   if (llvm::Error e = top.integer("nodes", spec.nodes))
     return std::move(e);
   if (llvm::Error e = top.integer("devices_per_node", spec.devicesPerNode))
+    return std::move(e);
+  if (llvm::Error e = top.integer("concurrent_devices", spec.concurrentDevices,
+                                  /*required=*/false))
     return std::move(e);
   if (llvm::Error e = readDevice(top, spec))
     return std::move(e);

@@ -25,13 +25,20 @@ namespace pc::planner {
 /// A link between devices, per device and direction.
 struct Link {
   double bandwidth = 0; // bytes/s
-  double latency = 0;   // s
+  double latency = 0;   // s, per step of a collective
+  /// s, of a point-to-point send and its receive (a pipeline's hop);
+  /// 0: `latency`.
+  double p2pLatency = 0;
 };
 
 struct ClusterSpec {
   std::string name;
   int64_t nodes = 1;
   int64_t devicesPerNode = 1;
+  /// How many of a node's devices run at their full rates at once: CPU
+  /// virtual devices whose threads outnumber the host's cores share them.
+  /// 0 (absent): every device has its own.
+  int64_t concurrentDevices = 0;
 
   // The device.
   std::string deviceName;

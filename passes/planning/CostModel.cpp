@@ -39,9 +39,11 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   m.kernelLatency = spec->kernelLatency;
   // CPU virtual devices: their communicator runs on their own cores.
   m.sharedCores = spec->intraNodeKind == "shared-memory";
+  m.concurrentDevices = spec->concurrentDevices;
   m.linkLatency = link.latency > 0 ? link.latency : spec->kernelLatency;
   if (!(m.linkLatency > 0))
     m.linkLatency = 1e-6;
+  m.p2pLatency = link.p2pLatency;
   return m;
 }
 
@@ -50,12 +52,14 @@ attrs::CostModel pc::costModelOf(ModuleOp module) {
     return *m;
   attrs::CostModel cpu;
   // planner/clusters/cpu-virtual.json, as pc-bench-calibrate measured it.
-  cpu.peakFlops = 9.644e10;
-  cpu.memoryBandwidth = 3.055e10;
-  cpu.linkBandwidth = 4.301e9;
-  cpu.linkLatency = 5.379e-5;
-  cpu.kernelLatency = 9.449e-6;
+  cpu.peakFlops = 1.077e11;
+  cpu.memoryBandwidth = 3.882e10;
+  cpu.linkBandwidth = 6.014e9;
+  cpu.linkLatency = 6.699e-5;
+  cpu.p2pLatency = 6.655e-5;
+  cpu.kernelLatency = 4.766e-6;
   cpu.sharedCores = true;
+  cpu.concurrentDevices = 2;
   return cpu;
 }
 

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -67,9 +68,9 @@ std::string pairOf(TypeAttr from, TypeAttr to) {
 
 class Simulator {
 public:
-  Simulator(ModuleOp module)
+  Simulator(ModuleOp module, const OpProfile *profile)
       : module(module), rates(costModelOf(module)), spec(specOf(rates)),
-        cost(spec, rates.peakFlops), meshes(module) {}
+        cost(spec, rates.peakFlops), meshes(module), profile(profile) {}
 
   Simulation run(StringRef graph) {
     Simulation result;
@@ -79,10 +80,15 @@ public:
       StringAttr g = attrs::getGraph(f);
       if (!graph.empty() && (!g || g.getValue() != graph))
         continue;
-      Program p;
-      p.timing.name = f.getSymName().str();
-      p.timing.ranks = ranksText(f);
-      p.ops = firingOrder(f);
+      auto p = std::make_unique<Program>();
+      p->timing.name = f.getSymName().str();
+      p->timing.ranks = ranksText(f);
+      p->ranks = std::max<int64_t>(1, attrs::getRanks(f).size());
+      devices += p->ranks;
+      for (Operation *op : firingOrder(f)) {
+        p->local.insert(op);
+        p->streams[isCommOp(op) && !rates.sharedCores].ops.push_back(op);
+      }
       programs.push_back(std::move(p));
     }
     if (programs.empty()) {
@@ -90,87 +96,176 @@ public:
                      "--pc-distribute) first";
       return result;
     }
-    // Round robin: a program runs until a receive waits for its send.
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (Program &p : programs)
-        while (p.next < p.ops.size() && step(p, p.ops[p.next])) {
-          ++p.next;
-          progress = true;
+    simulate();
+    for (auto &p : programs) {
+      for (Stream &s : p->streams)
+        if (s.next < s.ops.size()) {
+          result.error = "@" + p->timing.name +
+                         ": a receive has no matching send (the schedule "
+                         "would deadlock)";
+          return result;
         }
-    }
-    for (Program &p : programs) {
-      if (p.next < p.ops.size()) {
-        result.error = "@" + p.timing.name +
-                       ": a receive has no matching send (the schedule "
-                       "would deadlock)";
-        return result;
-      }
-      p.timing.end = std::max(p.computeFree, p.commFree);
-      result.step = std::max(result.step, p.timing.end);
-      result.programs.push_back(p.timing);
+      result.step = std::max(result.step, p->timing.end);
+      result.programs.push_back(p->timing);
     }
     return result;
   }
 
 private:
-  struct Program {
-    ProgramTiming timing;
+  /// One of a program's streams: its ops in firing order.
+  struct Stream {
     std::vector<Operation *> ops;
     size_t next = 0;
-    double computeFree = 0, commFree = 0;
+    bool busy = false;
+  };
+  struct Program {
+    ProgramTiming timing;
+    Stream streams[2]; // compute (and, on shared cores, all), communication
+    int64_t ranks = 1;
+    llvm::DenseSet<Operation *> local;
+    /// When each result is ready; absent until its op ends.
     DenseMap<Value, double> ready;
     std::map<std::string, int64_t> sends, recvs;
   };
+  /// An op in progress: the seconds it would still take alone, on each
+  /// rank of its program.
+  struct Task {
+    Program *program;
+    Stream *stream;
+    Operation *op;
+    double start, left;
+    bool comm;
+  };
 
-  /// Times `op` of `p`; false when it is a receive whose send has not run.
-  bool step(Program &p, Operation *op) {
-    double start = 0;
+  /// Time advances from one op's end to the next; at each end every stream
+  /// whose next op can start starts it.
+  void simulate() {
+    double now = 0;
+    std::vector<Task> running;
+    for (;;) {
+      startReady(now, running);
+      if (running.empty())
+        return;
+      int64_t busy = 0; // devices: a program's op runs on each of its ranks
+      for (const Task &t : running)
+        busy += t.program->ranks;
+      double rate = shareOf(busy);
+      double dt = std::numeric_limits<double>::infinity();
+      for (const Task &t : running)
+        dt = std::min(dt, t.left / rate);
+      now += dt;
+      for (Task &t : running)
+        t.left -= dt * rate;
+      std::vector<Task> done;
+      llvm::erase_if(running, [&](const Task &t) {
+        if (t.left > 1e-15)
+          return false;
+        done.push_back(t);
+        return true;
+      });
+      for (const Task &t : done)
+        finish(t, now);
+    }
+  }
+
+  /// The share of its full rate each of `busy` devices' ops runs at.
+  double shareOf(int64_t busy) const {
+    if (!oversubscribed() || busy <= rates.concurrentDevices)
+      return 1;
+    return double(rates.concurrentDevices) / double(busy);
+  }
+
+  /// Whether the host runs more devices than it has cores for: then every
+  /// op, communication too, is work on the shared cores.
+  bool oversubscribed() const {
+    return rates.concurrentDevices > 0 && devices > rates.concurrentDevices;
+  }
+
+  void startReady(double now, std::vector<Task> &running) {
+    for (bool started = true; started;) {
+      started = false;
+      for (auto &p : programs)
+        for (Stream &s : p->streams) {
+          if (s.busy || s.next == s.ops.size() || !canStart(*p, s.ops[s.next]))
+            continue;
+          Operation *op = s.ops[s.next++];
+          Task t{p.get(), &s, op, now, duration(*p, op), isCommOp(op)};
+          started = true;
+          if (t.left <= 0) {
+            finish(t, now); // views, parameters: no time
+            continue;
+          }
+          s.busy = true;
+          running.push_back(t);
+        }
+    }
+  }
+
+  /// Whether `op`'s operands are ready, and a receive's send has ended.
+  bool canStart(Program &p, Operation *op) {
     for (Value v : op->getOperands())
-      start = std::max(start, p.ready.lookup(v));
-    bool comm = isCommOp(op);
-    // On shared cores the two streams take turns.
-    double &free = comm && !rates.sharedCores ? p.commFree : p.computeFree;
-    start = std::max(start, free);
-    double d = 0;
+      if (Operation *def = v.getDefiningOp();
+          def && p.local.contains(def) && !p.ready.count(v))
+        return false;
     if (auto recv = dyn_cast<RecvOp>(op)) {
       std::string pair = pairOf(recv.getFromAttr(), recv.getToAttr());
-      auto sent = posted.find({pair, p.recvs[pair]});
-      if (sent == posted.end())
-        return false;
-      ++p.recvs[pair];
-      start = std::max(start, sent->second);
-      // The pieces arrived with the send; the receive places them.
-      d = cost.kernel(0, bytesOf(recv.getType()), false);
-      ++p.timing.collectives;
-      p.timing.moved += bytesOf(recv.getType());
-    } else {
-      d = comm ? commTime(op, p.timing) : computeTime(op, p.timing);
-    }
-    free = start + d;
-    for (Value r : op->getResults())
-      p.ready[r] = free;
-    (comm ? p.timing.comm : p.timing.compute) += d;
-    if (auto send = dyn_cast<SendOp>(op)) {
-      std::string pair = pairOf(send.getFromAttr(), send.getToAttr());
-      double &at = posted[{pair, p.sends[pair]++}];
-      at = std::max(at, free);
+      return posted.count({pair, p.recvs[pair]});
     }
     return true;
   }
 
+  /// The seconds `op` takes alone.
+  double duration(Program &p, Operation *op) {
+    if (auto recv = dyn_cast<RecvOp>(op)) {
+      ++p.recvs[pairOf(recv.getFromAttr(), recv.getToAttr())];
+      ++p.timing.collectives;
+      p.timing.moved += bytesOf(recv.getType());
+      // The pieces arrived with the send; the receive places them.
+      return cost.kernel(0, bytesOf(recv.getType()), false);
+    }
+    if (!isCommOp(op))
+      return computeTime(op, p.timing);
+    // The link's rates were measured with every device taking part: on
+    // shared cores that time is the work of all of them at once.
+    double d = commTime(op, p.timing);
+    return oversubscribed() ? d * rates.concurrentDevices / devices : d;
+  }
+
+  void finish(const Task &t, double now) {
+    Program &p = *t.program;
+    t.stream->busy = false;
+    for (Value r : t.op->getResults())
+      p.ready[r] = now;
+    (t.comm ? p.timing.comm : p.timing.compute) += now - t.start;
+    p.timing.end = std::max(p.timing.end, now);
+    if (auto send = dyn_cast<SendOp>(t.op)) {
+      std::string pair = pairOf(send.getFromAttr(), send.getToAttr());
+      // Ranks of several programs may send the k-th piece of a pair: the
+      // receive waits for the last.
+      double &at = posted[{pair, p.sends[pair]++}];
+      at = std::max(at, now);
+    }
+  }
+
   double computeTime(Operation *op, ProgramTiming &t) {
     auto sbp = dyn_cast<SbpOpInterface>(op);
-    if (!sbp)
-      return 0; // views, parameters, constants
+    if (sbp)
+      t.flops += sbp.getComputeCost();
+    // With a profile every firing pays the runtime's overhead (the kernel
+    // latency), beyond the kernel's measured time.
+    if (double measured = profile ? profile->lookup(op) : -1; measured >= 0) {
+      ++t.measured;
+      return measured + rates.kernelLatency;
+    }
+    if (!sbp) // views, parameters, constants
+      return profile ? rates.kernelLatency : 0;
+    ++t.modelled;
     double bytes = 0;
     for (Type ty : op->getOperandTypes())
       bytes += bytesOf(ty);
     for (Type ty : op->getResultTypes())
       bytes += bytesOf(ty);
-    double flops = sbp.getComputeCost();
-    t.flops += flops;
-    return cost.kernel(flops, bytes, /*matmul=*/true);
+    return cost.kernel(sbp.getComputeCost(), bytes, /*matmul=*/true);
   }
 
   int64_t groupSize(Operation *op) {
@@ -192,6 +287,11 @@ private:
     using K = planner::CollectiveKind;
     double in = op->getNumOperands() ? bytesOf(op->getOperand(0).getType()) : 0;
     double out = op->getNumResults() ? bytesOf(op->getResult(0).getType()) : 0;
+    if (isa<SendOp>(op) && rates.p2pLatency > 0) { // a hop of its own rate
+      t.moved += in;
+      ++t.collectives;
+      return rates.p2pLatency + in / rates.linkBandwidth;
+    }
     std::optional<std::pair<K, double>> c;
     if (isa<AllReduceOp>(op))
       c = {K::AllReduce, in};
@@ -233,15 +333,18 @@ private:
   planner::ClusterSpec spec; // `cost` refers to it
   planner::CostModel cost;
   MeshCache meshes;
-  std::vector<Program> programs;
-  /// When the k-th send of a pair ended (the latest of its senders).
+  const OpProfile *profile;
+  std::vector<std::unique_ptr<Program>> programs;
+  int64_t devices = 0; // the ranks of all programs
+  /// When the k-th send of a pair ended.
   std::map<std::pair<std::string, int64_t>, double> posted;
 };
 
 } // namespace
 
-Simulation simulatePrograms(ModuleOp module, StringRef graph) {
-  return Simulator(module).run(graph);
+Simulation simulatePrograms(ModuleOp module, StringRef graph,
+                            const OpProfile *profile) {
+  return Simulator(module, profile).run(graph);
 }
 
 std::string formatSimulation(const Simulation &s) {
@@ -254,6 +357,12 @@ std::string formatSimulation(const Simulation &s) {
         t.name.c_str(), t.ranks.c_str(), t.flops / 1e9, 1e3 * t.compute,
         1e3 * t.comm, (long long)t.collectives, t.moved / 1048576.0,
         1e3 * t.end);
+  for (const ProgramTiming &t : s.programs)
+    if (t.measured)
+      os << llvm::format("pc-simulate: @%s: %lld ops timed by the profile, "
+                         "%lld by the roofline\n",
+                         t.name.c_str(), (long long)t.measured,
+                         (long long)t.modelled);
   os << llvm::format("pc-simulate: predicted step %.3f ms\n", 1e3 * s.step);
   return out;
 }

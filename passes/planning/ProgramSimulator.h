@@ -1,24 +1,33 @@
-//===- ProgramSimulator.h - Timing a module's per-device programs -*- C++
-//-*-===//
+//===- ProgramSimulator.h - Simulating per-device programs -*- C++ -*-===//
 //
 // Predicts one step of a module's per-device programs over its cost model,
-// the way the actor runtime runs them, all programs together:
+// the way the actor runtime runs them, all programs together, as a
+// discrete-event simulation:
 //  - each program's ops in the order it fires them (a pipeline program's
 //    by its pc.schedule, action by action; others in program order), on
 //    two streams: compute, and communication (collectives, boxing steps,
-//    sends and receives);
+//    sends and receives), or one where the two share the device's cores
+//    (pc.cost_model's shared_cores);
 //  - an op starts when its stream is free and its operands are ready;
-//  - a receive completes no earlier than its matching send (the k-th send
-//    of a layout pair matches the k-th receive) plus the transfer, so a
-//    pipeline stage waits for the stage before it.
-// Compute takes its roofline time plus the per-op cost (kernel latency); a
-// collective the alpha-beta time of a ring over its group
-// (planner/CostModel.h). Used by --pc-simulate and pc-run --simulate.
+//  - a receive starts no earlier than its matching send ends (the k-th
+//    send of a layout pair matches the k-th receive), so a pipeline stage
+//    waits for the stage before it;
+//  - where the host has fewer cores than its devices' threads
+//    (concurrent_devices), the busy devices share them: with k busy and K
+//    concurrent, each runs at K/k of its rate (processor sharing), so a
+//    pipeline's idle stages lend their cores to the busy ones.
+// Compute takes its measured time where an op profile has one (vTrain's
+// method, dialect/OpProfile.h), else its roofline time plus the per-op
+// cost (kernel latency); a collective the alpha-beta time of a ring over
+// its group (planner/CostModel.h). Used by --pc-simulate and pc-run
+// --simulate.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PC_PASSES_PLANNING_PROGRAMSIMULATOR_H
 #define PC_PASSES_PLANNING_PROGRAMSIMULATOR_H
+
+#include "dialect/OpProfile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -34,6 +43,8 @@ struct ProgramTiming {
   double flops = 0;
   double compute = 0; // busy seconds of the compute stream
   double comm = 0;    // busy seconds of the communication stream
+  /// Ops timed by a measured profile, and by the roofline.
+  int64_t measured = 0, modelled = 0;
   double moved = 0;   // bytes one device moves
   int64_t collectives = 0;
   double end = 0; // when its last op ends
@@ -49,7 +60,9 @@ struct Simulation {
 };
 
 /// Simulates the per-device programs of `graph` (all of them when empty).
-Simulation simulatePrograms(mlir::ModuleOp module, llvm::StringRef graph = {});
+/// With `profile`, an op it has takes its measured time.
+Simulation simulatePrograms(mlir::ModuleOp module, llvm::StringRef graph = {},
+                            const OpProfile *profile = nullptr);
 
 /// The per-program lines and the predicted step, as --pc-simulate prints.
 std::string formatSimulation(const Simulation &s);

@@ -24,7 +24,18 @@ struct SimulatePass : pc::impl::SimulateBase<SimulatePass> {
   using SimulateBase::SimulateBase;
 
   void runOnOperation() override {
-    Simulation s = simulatePrograms(getOperation());
+    std::optional<OpProfile> profile;
+    if (!opProfile.empty()) {
+      llvm::Expected<OpProfile> p = loadOpProfile(opProfile);
+      if (!p) {
+        getOperation().emitError("pc-simulate: ")
+            << llvm::toString(p.takeError());
+        return signalPassFailure();
+      }
+      profile = *std::move(p);
+    }
+    Simulation s =
+        simulatePrograms(getOperation(), {}, profile ? &*profile : nullptr);
     if (!s.error.empty()) {
       getOperation().emitError("pc-simulate: ") << s.error;
       return signalPassFailure();

@@ -1,6 +1,6 @@
 // RUN: pc-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, on the module}}
+// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices and a positive f64 p2p_latency, on the module}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64}} {
 }
 
@@ -23,4 +23,16 @@ module {
 
 // expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, shared_cores = 1 : i64}} {
+}
+
+// -----
+
+// expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
+module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, concurrent_devices = 0 : i64}} {
+}
+
+// -----
+
+// expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
+module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, p2p_latency = 0.0 : f64}} {
 }

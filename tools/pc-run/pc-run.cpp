@@ -38,6 +38,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <set>
+#include <thread>
 
 #include "pipeline/Schedule.h"
 
@@ -258,6 +259,17 @@ int main(int argc, char **argv) {
                "it runs, over the --cluster rates, and put it in the "
                "--report as predicted_step_s (docs/planning.md)"),
       cl::cat(runCat));
+  cl::opt<bool> profileOps(
+      "profile-ops",
+      cl::desc("With --simulate: first time each distinct compute op alone "
+               "on one device of this machine, and simulate with those "
+               "times instead of the roofline"),
+      cl::cat(runCat));
+  cl::opt<std::string> opProfilePath(
+      "op-profile",
+      cl::desc("With --simulate: the op times of an earlier --profile-ops "
+               "(JSON); with --profile-ops: where to write them"),
+      cl::value_desc("file"), cl::cat(runCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
   cl::opt<bool> train("train",
@@ -556,8 +568,32 @@ int main(int argc, char **argv) {
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
   double predictedStep = 0;
+  if ((profileOps || !opProfilePath.empty()) && !simulate)
+    return fail("--profile-ops and --op-profile go with --simulate");
   if (simulate) {
-    std::string text = program->simulate(&predictedStep);
+    std::string profile;
+    if (profileOps) {
+      int threads =
+          threadsPerDevice > 0
+              ? int(threadsPerDevice)
+              : std::max<int>(1, int(std::thread::hardware_concurrency()) /
+                                     int(numDevices));
+      absl::StatusOr<std::string> p = program->profileOps(threads);
+      if (!p.ok())
+        return failAll("--profile-ops: " + std::string(p.status().message()));
+      profile = *std::move(p);
+      if (!opProfilePath.empty() && speaker)
+        if (absl::Status s =
+                pc::runtime::writeFileAtomically(opProfilePath, profile);
+            !s.ok())
+          return failAll(std::string(s.message()));
+    } else if (!opProfilePath.empty()) {
+      auto buffer = llvm::MemoryBuffer::getFile(opProfilePath);
+      if (!buffer)
+        return failAll(opProfilePath + ": " + buffer.getError().message());
+      profile = (*buffer)->getBuffer().str();
+    }
+    std::string text = program->simulate(&predictedStep, profile);
     if (speaker)
       llvm::outs() << text;
   }

@@ -4,9 +4,10 @@
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/pcie-a100.json | FileCheck %s --check-prefix=ATTR
 // ATTR: module attributes {pc.cost_model = {kernel_latency = {{[0-9.]+E-6}} : f64, link_bandwidth = 1.120000e+10 : f64, link_latency = {{[0-9.]+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
 // CPU virtual devices' communicator runs on their compute cores: the
-// simulator does not overlap the two there.
+// simulator does not overlap the two there. The host's cores run two
+// devices at once, and a pipeline hop has a latency of its own.
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/cpu-virtual.json | FileCheck %s --check-prefix=CPU
-// CPU: module attributes {pc.cost_model = {{{.*}}, shared_cores}}
+// CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, {{.*}}, p2p_latency = {{[0-9.]+}}e-05 : f64, {{.*}}, shared_cores}}
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // The axis swap is one redistribution: 4096 B to the busiest device, plus
