@@ -146,23 +146,23 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
   return out;
 }
 
-std::string Program::simulate(double *step,
-                              const std::string &opProfile) const {
+absl::StatusOr<std::string>
+Program::simulate(double *step, const std::string &opProfile) const {
   if (step)
     *step = 0;
   if (!impl)
-    return "";
+    return absl::FailedPreconditionError("no program");
   std::optional<OpProfile> profile;
   if (!opProfile.empty()) {
-    llvm::Expected<OpProfile> p = parseOpProfile(opProfile, "the op profile");
+    llvm::Expected<OpProfile> p = parseOpProfile(opProfile, "op profile");
     if (!p)
-      return "pc-simulate: " + llvm::toString(p.takeError()) + "\n";
+      return absl::InvalidArgumentError(llvm::toString(p.takeError()));
     profile = *std::move(p);
   }
   Simulation s =
       simulatePrograms(*impl->module, graphName, profile ? &*profile : nullptr);
   if (!s.error.empty())
-    return "pc-simulate: " + s.error + "\n";
+    return absl::FailedPreconditionError("pc-simulate: " + s.error);
   if (step)
     *step = s.step;
   return formatSimulation(s);

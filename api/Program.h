@@ -184,10 +184,11 @@ public:
   /// pc-simulate's prediction of one step of the training (or forward)
   /// graph's programs over the module's cost model: per program and the
   /// step (docs/planning.md). The step in seconds goes to `*step` when
-  /// given; 0 when the programs cannot be simulated. With `opProfile` (the
-  /// JSON profileOps() returns), an op it times takes its measured time.
-  std::string simulate(double *step = nullptr,
-                       const std::string &opProfile = {}) const;
+  /// given. With `opProfile` (the JSON profileOps() returns), an op it
+  /// times takes its measured time. An error when the programs cannot be
+  /// simulated or the profile is malformed.
+  absl::StatusOr<std::string> simulate(double *step = nullptr,
+                                       const std::string &opProfile = {}) const;
   /// Times every distinct compute op of those programs alone on one CPU
   /// device of `threads` threads, by its kernel (vTrain's profiling step,
   /// docs/planning.md): a JSON op profile for simulate().

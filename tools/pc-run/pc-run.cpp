@@ -593,9 +593,14 @@ int main(int argc, char **argv) {
         return failAll(opProfilePath + ": " + buffer.getError().message());
       profile = (*buffer)->getBuffer().str();
     }
-    std::string text = program->simulate(&predictedStep, profile);
+    absl::StatusOr<std::string> text =
+        program->simulate(&predictedStep, profile);
+    if (!text.ok())
+      return failAll(
+          (opProfilePath.empty() || profileOps ? "" : opProfilePath + ": ") +
+          std::string(text.status().message()));
     if (speaker)
-      llvm::outs() << text;
+      llvm::outs() << *text;
   }
   if (printPlan && speaker) {
     llvm::outs() << program->plan();
