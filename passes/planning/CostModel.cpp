@@ -52,12 +52,12 @@ attrs::CostModel pc::costModelOf(ModuleOp module) {
     return *m;
   attrs::CostModel cpu;
   // planner/clusters/cpu-virtual.json, as pc-bench-calibrate measured it.
-  cpu.peakFlops = 1.077e11;
-  cpu.memoryBandwidth = 3.882e10;
-  cpu.linkBandwidth = 6.014e9;
-  cpu.linkLatency = 6.699e-5;
-  cpu.p2pLatency = 6.655e-5;
-  cpu.kernelLatency = 4.766e-6;
+  cpu.peakFlops = 1.012e11;
+  cpu.memoryBandwidth = 3.662e10;
+  cpu.linkBandwidth = 4.495e9;
+  cpu.linkLatency = 5.366e-5;
+  cpu.p2pLatency = 1.028e-4;
+  cpu.kernelLatency = 1.238e-5;
   cpu.sharedCores = true;
   cpu.concurrentDevices = 2;
   return cpu;

@@ -7,7 +7,7 @@
 // simulator does not overlap the two there. The host's cores run two
 // devices at once, and a pipeline hop has a latency of its own.
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/cpu-virtual.json | FileCheck %s --check-prefix=CPU
-// CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, {{.*}}, p2p_latency = {{[0-9.]+}}e-05 : f64, {{.*}}, shared_cores}}
+// CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, {{.*}}, p2p_latency = {{[0-9.]+e-0[3-6]}} : f64, {{.*}}, shared_cores}}
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // The axis swap is one redistribution: 4096 B to the busiest device, plus
