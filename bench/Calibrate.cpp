@@ -5,23 +5,24 @@
 //
 // Measures what the planner's cost model needs for N CPU virtual devices
 // in one process, as pc-run runs them: each device's large-matmul rate
-// (OpenBLAS sgemm with the device's share of the cores), its memory
-// bandwidth (memcpy) and the per-call overhead of a tiny op (a chain of 256
-// tiny ops compiled and run by the actor runtime: what a firing costs
-// beyond its arithmetic), each on one device alone; how many devices the
-// host's cores run at once at those rates (concurrent_devices: the
-// simulator shares the cores among the busy ones); and the shared-memory
+// (OpenBLAS sgemm with the device's share of the cores) and memory
+// bandwidth (memcpy), on one device alone; how many devices the host's
+// cores run at once at those rates (concurrent_devices: the simulator
+// shares the cores among the busy ones); and, with every device taking
+// part: what the runtime adds to a kernel at each firing (a chain of 256
+// tiny ops compiled and run by the actor runtime, less the kernel's own
+// time as pc-run --profile-ops measures it), the shared-memory
 // communicator's all-reduce bandwidth (direct calls) and latency (a
 // compiled chain of tiny all-reduces, as the runtime fires them: the
 // members meet from their own streams), and a pipeline hop's latency (a
-// token per device passed around a ring of one-device meshes), with every
-// device taking part.
+// token per device passed around a ring of one-device meshes).
 // Writes the cluster spec (docs/planning.md) to stdout. The measured
 // matmul rate is the spec's peak, so its matmul efficiency is 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "api/Program.h"
+#include "dialect/OpProfile.h"
 #include "runtime/comm/World.h"
 
 #include <cblas.h>
@@ -131,16 +132,34 @@ std::string chain(int devices, int links, const std::string &body) {
   return src + "  return " + prev + " : " + type + "\n}\n";
 }
 
-/// The time one op of a per-device program takes beyond its arithmetic, as
-/// the devices run together: a chain of 256 tiny exponentials on every
-/// device, per op.
-absl::StatusOr<double> opLatency(int devices, int threads) {
+/// The time one op of a per-device program takes, as the devices run
+/// together: a chain of 256 tiny exponentials on every device, per op.
+/// With `kernel`, also the time of the exponential's kernel alone, as
+/// pc-run --profile-ops times it: the rest is the firing's.
+absl::StatusOr<double> opLatency(int devices, int threads,
+                                 double *kernel = nullptr) {
   const int ops = 256;
-  absl::StatusOr<double> t =
-      timeChain(chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n"),
-                devices, threads);
+  std::string src = chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n");
+  absl::StatusOr<double> t = timeChain(src, devices, threads);
   if (!t.ok())
     return t;
+  if (kernel) {
+    absl::StatusOr<pc::api::Program> program =
+        pc::api::compileSource(src, "calibrate");
+    if (!program.ok())
+      return program.status();
+    absl::StatusOr<std::string> json = program->profileOps(threads);
+    if (!json.ok())
+      return json.status();
+    llvm::Expected<pc::OpProfile> profile =
+        pc::parseOpProfile(*json, "the chain's profile");
+    if (!profile)
+      return absl::InternalError(llvm::toString(profile.takeError()));
+    *kernel = 0;
+    for (const auto &[key, seconds] : profile->seconds)
+      if (llvm::StringRef(key).starts_with("pc.exp "))
+        *kernel = std::max(*kernel, seconds);
+  }
   return *t / ops;
 }
 
@@ -268,7 +287,8 @@ int main(int argc, char **argv) {
   });
   double bandwidth = 2.0 * double(bytes) * 4 / copy;
 
-  absl::StatusOr<double> latency = opLatency(devices, threads);
+  double expKernel = 0;
+  absl::StatusOr<double> latency = opLatency(devices, threads, &expKernel);
   if (!latency.ok()) {
     std::fprintf(stderr, "pc-bench-calibrate: %s\n",
                  latency.status().ToString().c_str());
@@ -338,8 +358,10 @@ int main(int argc, char **argv) {
   }
   // More devices than the cores run at once: the simulator counts each
   // firing as work on the shared cores, which the chain's devices shared.
-  const double firing =
-      devices > concurrent ? *latency * concurrent / devices : *latency;
+  // The kernel's own time is in an op profile; the spec's kernel latency
+  // is the rest, what the runtime adds to every firing.
+  const double share = devices > concurrent ? double(concurrent) / devices : 1;
+  const double firing = std::max(1e-9, (*latency - expKernel / share) * share);
 
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
   double memory = double(pages) * double(pageSize) / devices;

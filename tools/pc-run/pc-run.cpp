@@ -389,6 +389,8 @@ int main(int argc, char **argv) {
                 "'");
   if (!plotPath.empty() && !train)
     return fail("--plot needs --train (or --plot-report)");
+  if ((profileOps || !opProfilePath.empty()) && !simulate)
+    return fail("--profile-ops and --op-profile go with --simulate");
 
   int64_t numDevices = 0;
   llvm::StringRef spec(devices);
@@ -397,6 +399,9 @@ int main(int argc, char **argv) {
       spec.getAsInteger(10, numDevices) || numDevices < 1)
     return fail("--devices must be cpu:N or cuda:N with N >= 1, not '" +
                 devices + "'");
+  if (profileOps && deviceKind != "cpu")
+    return fail("--profile-ops times the CPU devices' kernels; give an "
+                "--op-profile measured on the devices you run on");
   if (deviceKind == "cuda" && kernels == "portable")
     return fail("--kernels portable is for CPU devices (--devices cpu:N)");
   if (steps < (train ? 0 : 1))
@@ -568,8 +573,6 @@ int main(int argc, char **argv) {
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
   double predictedStep = 0;
-  if ((profileOps || !opProfilePath.empty()) && !simulate)
-    return fail("--profile-ops and --op-profile go with --simulate");
   if (simulate) {
     std::string profile;
     if (profileOps) {
