@@ -478,6 +478,9 @@ public:
   Report report() const { return last; }
   /// Where the ranks run: this process alone, or the processes of a launch.
   runtime::World &world() { return *world_; }
+  /// Threads of each device's kernels (SessionOptions::threadsPerDevice,
+  /// or the node's cores shared among its devices); 0 once closed.
+  int threadsPerDevice() const;
   /// Ends the session; every later call fails.
   void close();
 

@@ -476,6 +476,10 @@ absl::Status Session::loadParameters(const std::string &path) {
   return absl::OkStatus();
 }
 
+int Session::threadsPerDevice() const {
+  return cpu ? cpu->threadsPerDevice() : 0; // 0 once closed
+}
+
 void Session::close() {
   closed = true;
   cpu.reset();

@@ -19,12 +19,14 @@ std::string opProfileKey(Operation *op) {
   os << op->getName().getStringRef();
   // Inherent attributes only: discardable ones (pc.action, names) differ
   // between ops that run the same kernel.
-  if (Attribute props = op->getPropertiesAsAttribute())
-    os << " " << props;
-  for (NamedAttribute a : op->getAttrs())
-    if (!a.getName().getValue().contains('.') &&
-        !op->getPropertiesStorageSize())
-      os << " " << a.getName().getValue() << "=" << a.getValue();
+  if (op->getPropertiesStorageSize()) {
+    if (Attribute props = op->getPropertiesAsAttribute())
+      os << " " << props;
+  } else {
+    for (NamedAttribute a : op->getAttrs())
+      if (!a.getName().getValue().contains('.'))
+        os << " " << a.getName().getValue() << "=" << a.getValue();
+  }
   os << " (";
   llvm::interleaveComma(op->getOperandTypes(), os);
   os << ") -> (";

@@ -45,7 +45,7 @@ struct ProgramTiming {
   double comm = 0;    // busy seconds of the communication stream
   /// Ops timed by a measured profile, and by the roofline.
   int64_t measured = 0, modelled = 0;
-  double moved = 0;   // bytes one device moves
+  double moved = 0; // bytes one device moves
   int64_t collectives = 0;
   double end = 0; // when its last op ends
 };

@@ -191,6 +191,7 @@ public:
   void setThreadsPerDevice(int threads) {
     deviceOptions.threads = std::max(1, threads);
   }
+  int threadsPerDevice() const { return deviceOptions.threads; }
   /// Bytes each device may hold (0: no limit); as setThreadsPerDevice, for
   /// devices made after the call.
   void setDeviceCapacity(int64_t bytes) {

@@ -38,7 +38,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <set>
-#include <thread>
 
 #include "pipeline/Schedule.h"
 
@@ -576,12 +575,8 @@ int main(int argc, char **argv) {
   if (simulate) {
     std::string profile;
     if (profileOps) {
-      int threads =
-          threadsPerDevice > 0
-              ? int(threadsPerDevice)
-              : std::max<int>(1, int(std::thread::hardware_concurrency()) /
-                                     int(numDevices));
-      absl::StatusOr<std::string> p = program->profileOps(threads);
+      absl::StatusOr<std::string> p =
+          program->profileOps((*session)->threadsPerDevice());
       if (!p.ok())
         return failAll("--profile-ops: " + std::string(p.status().message()));
       profile = *std::move(p);
