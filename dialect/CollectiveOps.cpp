@@ -87,10 +87,12 @@ LogicalResult verifyLocalPieces(Operation *op, Type pieceType, Type wholeType,
            << "local piece " << shape::str(piece) << " is larger than the "
            << "group's whole " << shape::str(whole) << " along dim " << dim;
   if (sizes) {
+    // Summed with an overflow check: the sizes come from the input.
     int64_t total = 0;
+    bool fits = true;
     for (int64_t s : *sizes)
-      total += s;
-    if (whole[dim] != total || !llvm::is_contained(*sizes, piece[dim]))
+      fits &= s >= 0 && !llvm::AddOverflow(total, s, total);
+    if (!fits || whole[dim] != total || !llvm::is_contained(*sizes, piece[dim]))
       return op->emitOpError()
              << "local shapes " << shape::str(piece) << " and "
              << shape::str(whole) << " do not match " << sizesName << " ["

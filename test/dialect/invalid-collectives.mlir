@@ -148,6 +148,16 @@ func.func @f(%x: tensor<4x6xf32>) {
 
 // -----
 
+// Sizes whose sum overflows do not match any shape.
+pc.mesh @m <["x"=2]>
+func.func @f(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'pc.all_gather' op local shapes 4x6 and 9x6 do not match sizes [9223372036854775807, 4] along dim 0}}
+  %0 = pc.all_gather %x {mesh = @m, axes = array<i64: 0>, dim = 0 : i64, sizes = array<i64: 9223372036854775807, 4>} : (tensor<4x6xf32>) -> tensor<9x6xf32>
+  return
+}
+
+// -----
+
 pc.mesh @m <["x"=2]>
 func.func @f(%x: tensor<8x6xf32>) {
   // expected-error @+1 {{'pc.reduce_scatter' op local shapes 4x5 and 8x6 differ outside dim 0}}
