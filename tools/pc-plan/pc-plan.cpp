@@ -16,6 +16,7 @@
 
 #include "planner/Search.h"
 #include "tools/ToolOptions.h"
+#include "tools/pc-plan/PlanGraph.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -198,8 +199,9 @@ int main(int argc, char **argv) {
   cl::OptionCategory outCat("Output");
   cl::opt<std::string> model(
       cl::Positional, cl::Required,
-      cl::desc("<model: a preset such as gpt3-175b, or "
-               "layers=..,hidden=..,heads=..[,seq=..,vocab=..,ffn=..]>"),
+      cl::desc("<model: a preset such as gpt3-175b, "
+               "layers=..,hidden=..,heads=..[,seq=..,vocab=..,ffn=..], or a "
+               "pc graph (MODEL.mlir)>"),
       cl::cat(modelCat));
   cl::opt<std::string> cluster(
       "cluster", cl::Required,
@@ -214,9 +216,16 @@ int main(int argc, char **argv) {
       "devices-per-node",
       cl::desc("Devices of each node to use (default: the spec's)"),
       cl::init(0), cl::cat(modelCat));
-  cl::opt<int> globalBatch("global-batch", cl::Required,
-                           cl::desc("Sequences per training step"),
-                           cl::cat(modelCat));
+  cl::opt<int> globalBatch(
+      "global-batch",
+      cl::desc("Sequences per training step (a transformer's shape; a "
+               "graph's batch is in its inputs)"),
+      cl::cat(modelCat));
+  cl::opt<std::string> deviceMemory(
+      "device-memory",
+      cl::desc("Memory a plan of a graph may use per device, e.g. 512MiB "
+               "(default: the spec's usable memory)"),
+      cl::cat(modelCat));
   cl::opt<std::string> strategyText(
       "strategy",
       cl::desc("Simulate this strategy instead of searching: dp=,tp=,pp=,v=,"
@@ -225,6 +234,10 @@ int main(int argc, char **argv) {
       cl::cat(searchCat));
   cl::opt<int> top("top", cl::desc("Plans to print"), cl::init(5),
                    cl::cat(searchCat));
+  cl::opt<int> maxStages(
+      "max-stages",
+      cl::desc("A graph's longest pipeline: stages up to this many"),
+      cl::init(8), cl::cat(searchCat));
   cl::opt<int> simulateCount(
       "simulate", cl::desc("Candidates simulated in full after the estimate"),
       cl::init(48), cl::cat(searchCat));
@@ -247,11 +260,14 @@ int main(int argc, char **argv) {
       "offload, and prints the best plans with their predicted step time, "
       "MFU, memory and communication.\n");
 
-  llvm::Expected<TransformerSpec> m = parseModel(model);
+  bool graphModel = llvm::StringRef(model).ends_with(".mlir");
+  llvm::Expected<TransformerSpec> m =
+      graphModel ? llvm::Expected<TransformerSpec>(TransformerSpec())
+                 : parseModel(model);
   if (!m)
     return fail(llvm::toString(m.takeError()));
-  llvm::Expected<ClusterSpec> spec =
-      loadClusterSpec(findSpec(cluster, argv[0]));
+  std::string specPath = findSpec(cluster, argv[0]);
+  llvm::Expected<ClusterSpec> spec = loadClusterSpec(specPath);
   if (!spec)
     return fail(llvm::toString(spec.takeError()));
   if (nodes < 0)
@@ -269,8 +285,33 @@ int main(int argc, char **argv) {
   if (spec->nodes > 1 && spec->interNode.bandwidth <= 0)
     return fail("cluster '" + spec->name + "' has " + llvm::Twine(spec->nodes) +
                 " nodes but no 'inter_node' link");
+  if (graphModel) {
+    pc::tools::PlanGraphArgs args;
+    args.model = model;
+    args.clusterPath = specPath;
+    args.optionsPath = optionsPath;
+    args.svgPath = svgPath;
+    args.spec = *spec;
+    args.top = top;
+    args.maxStages = maxStages;
+    if (!deviceMemory.empty()) {
+      llvm::Expected<double> bytes = parseBytes(deviceMemory);
+      if (!bytes)
+        return fail("--device-memory: " + llvm::toString(bytes.takeError()));
+      if (*bytes < 1)
+        return fail("--device-memory must be positive");
+      args.deviceMemory = *bytes;
+    }
+    if (maxStages < 1)
+      return fail("--max-stages must be positive");
+    return pc::tools::planGraphMain(args);
+  }
+  if (!deviceMemory.empty())
+    return fail("--device-memory is for a graph (MODEL.mlir); a "
+                "transformer's budget is the spec's memory");
   if (globalBatch < 1)
-    return fail("--global-batch must be positive");
+    return fail("--global-batch must be positive (a transformer's shape "
+                "needs it)");
   Simulator sim(*spec);
 
   llvm::outs() << llvm::formatv(

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/GraphPlan.h"
 #include "api/Program.h"
 #include "api/Trace.h"
 #include "runtime/exec/Npy.h"
@@ -131,6 +132,12 @@ int main(int argc, char **argv) {
       cl::desc("Choose the layout of every value the model leaves "
                "unannotated for the least predicted step time, within "
                "--device-memory (docs/planning.md)"),
+      cl::cat(runCat));
+  cl::list<std::string> meshShapes(
+      "mesh-shape",
+      cl::desc("NAME=AxB...: run the graph's mesh @NAME with these axis "
+               "sizes (same axes; the devices follow), e.g. mesh=4x1 as "
+               "pc-plan writes it"),
       cl::cat(runCat));
   cl::opt<std::string> clusterSpec(
       "cluster",
@@ -497,6 +504,13 @@ int main(int argc, char **argv) {
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
   compileOptions.autoParallel = autoParallel;
+  for (const std::string &text : meshShapes) {
+    absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> shape =
+        pc::api::parseMeshShape(text);
+    if (!shape.ok())
+      return fail("--mesh-shape: " + std::string(shape.status().message()));
+    compileOptions.meshShapes[shape->first] = shape->second;
+  }
   compileOptions.cluster = clusterSpec;
   compileOptions.mixedPrecision.dtype = mixedPrecision;
   compileOptions.offload.optimizer = !offload.empty();
