@@ -175,9 +175,9 @@ std::vector<std::vector<int64_t>> shapesOf(int64_t devices, size_t axes) {
   return out;
 }
 
-/// The candidates: one stage with auto-parallel; pipelines of every stage
-/// count that divides the devices, with 1, 2 and 4 micro-batches per stage
-/// and every schedule.
+/// The candidates: one stage, and pipelines of every stage count that
+/// divides the devices, with 1, 2 and 4 micro-batches per stage and every
+/// schedule; each for every assignment of a stage's devices to the axes.
 std::vector<GraphPlan> candidates(const GraphPlan &base, int64_t devices,
                                   int64_t maxStages) {
   std::vector<GraphPlan> out;
@@ -190,7 +190,6 @@ std::vector<GraphPlan> candidates(const GraphPlan &base, int64_t devices,
       p.shape = shape;
       p.stages = pp;
       if (pp == 1) {
-        p.autoParallel = true;
         out.push_back(p);
         continue;
       }
@@ -249,6 +248,7 @@ absl::StatusOr<GraphPlanResult> planGraph(const std::string &source,
   absl::StatusOr<GraphPlan> base = meshOf(source, bufferName);
   if (!base.ok())
     return base.status();
+  base->autoParallel = options.autoParallel;
   GraphPlanResult result;
   result.devices = options.devices;
   for (GraphPlan &p : candidates(*base, options.devices,

@@ -3,8 +3,8 @@
 // planGraph searches how to lay a logical graph out on a cluster's devices:
 // every assignment of the devices to its mesh's axes, and pipeline stages
 // with their micro-batch counts and schedules. Each candidate is compiled
-// by the real pipeline (auto-parallel choosing every unannotated layout on
-// one stage; the graph's own annotations across stages), checked against
+// by the real pipeline (auto-parallel choosing every unannotated layout,
+// on every pipeline stage's mesh), checked against
 // the devices' memory, and simulated over the cluster spec's cost model
 // (pc-simulate). pc-plan MODEL.mlir prints the result; docs/planning.md
 // explains it.
@@ -44,6 +44,10 @@ struct GraphPlanOptions {
   /// pc-run's --devices for the plan's run options, e.g. "cpu:4" ("":
   /// none).
   std::string runDevices;
+  /// Whether auto-parallel chooses every layout the graph leaves
+  /// unannotated (on every stage's mesh); else SBP propagation completes
+  /// the graph's annotations.
+  bool autoParallel = true;
   OptimizerOptions optimizer;
 };
 
@@ -54,9 +58,8 @@ struct GraphPlan {
   std::vector<int64_t> shape;
   int64_t stages = 1, virtualStages = 1, microbatches = 1;
   std::string schedule;
-  /// Whether auto-parallel chose the layouts (else the graph's own and
-  /// SBP propagation's).
-  bool autoParallel = false;
+  /// Whether auto-parallel chose the layouts (GraphPlanOptions).
+  bool autoParallel = true;
   /// The prediction of one training step, and the most memory a device
   /// needs (pc-memory-plan).
   double stepSeconds = 0;

@@ -539,6 +539,9 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     logical.pipeline.virtualStages = options.virtualStages;
     logical.pipeline.microBatches = options.microbatches;
     logical.pipeline.schedule = options.schedule;
+    // Auto-parallel places the parameters the graph leaves unannotated,
+    // each on its stage's mesh.
+    logical.pipeline.replicateParams = !options.autoParallel;
     logical.autodiff.graph = graphName;
     logical.optimizer.kind = o.kind;
     logical.optimizer.momentum = o.momentum;

@@ -58,6 +58,10 @@ def PipelineSplit : Pass<"pc-pipeline-split", "::mlir::ModuleOp"> {
            "with virtual stages)">,
     Option<"report", "report", "bool", "false",
            "Print each stage's ops, flops and parameter bytes">,
+    Option<"replicateParams", "replicate-params", "bool", "true",
+           "Store each parameter without a layout replicated on its stage's "
+           "mesh (false: leave it to pc-auto-parallel, which places it on "
+           "the mesh of its first read)">,
   ];
   let statistics = [
     Statistic<"numGraphs", "graphs", "Graphs cut into stages">,
@@ -690,6 +694,12 @@ def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
     The solver (planner/CostGraph.h) eliminates chains and leaves exactly,
     then solves what is left exhaustively when it is small, else by local
     search; the report says which.
+
+    A pipelined graph (after `pc-pipeline-split` with
+    `replicate-params=false`) is planned whole: each op on its stage's
+    mesh, each parameter on the mesh of its first read, values that cross
+    stages priced by the boxing planner's transfer between meshes, and the
+    memory budget held by every stage's devices.
 
     ```mlir
     // input: only the mesh

@@ -298,7 +298,7 @@ struct PipelineSplitPass
       if (it == paramStage.end())
         continue;
       Type t = moved ? moved(param.getType(), it->second) : param.getType();
-      if (!getSbp(t)) {
+      if (!getSbp(t) && replicateParams) {
         FlatSymbolRefAttr mesh = meshes[it->second % meshes.size()];
         auto meshOp = module.lookupSymbol<MeshOp>(mesh.getAttr());
         t = withSbp(t, makeSbp(&getContext(), mesh,

@@ -75,6 +75,9 @@ public:
 
 private:
   FailureOr<FlatSymbolRefAttr> meshFor(Operation *op);
+  /// The mesh of the earliest pipeline stage that reads `v` (the only
+  /// mesh without stages).
+  FailureOr<FlatSymbolRefAttr> meshOfUses(Value v, Operation *at);
   int addStored(Type type, FlatSymbolRefAttr mesh, SbpAttr fixed, Value value,
                 StringAttr param);
   LogicalResult addOp(Operation *op);
@@ -100,6 +103,7 @@ private:
     std::function<SbpAttr(int64_t)> want;
   };
   std::vector<EdgeSpec> edgeSpecs;
+  bool missingMesh = false;
   DenseMap<std::tuple<Type, Attribute, Attribute>, double> costs;
   std::vector<int> choice;
 };
@@ -114,12 +118,34 @@ double Planner::convert(Type type, SbpAttr src, SbpAttr dst) {
 }
 
 FailureOr<FlatSymbolRefAttr> Planner::meshFor(Operation *op) {
+  // A pipelined graph's op runs on its stage's mesh (pc-pipeline-split).
+  if (std::optional<int64_t> stage = attrs::getStage(op))
+    if (auto f = op->getParentOfType<func::FuncOp>()) {
+      SmallVector<FlatSymbolRefAttr> stageMeshes = attrs::getStageMeshes(f);
+      if (!stageMeshes.empty())
+        return stageMeshes[*stage % int64_t(stageMeshes.size())];
+    }
   MeshOp only = meshes.onlyMesh();
   if (!only)
     return op->emitOpError()
-           << "pc-auto-parallel plans graphs on one mesh; the module has "
-              "none or several (plan pipeline stages with pc-plan)";
+           << "pc-auto-parallel needs each op's mesh: the module has none or "
+              "several, and the op has no pipeline stage on one (pc.stage "
+              "and its function's pc.stage_meshes)";
   return FlatSymbolRefAttr::get(only.getSymNameAttr());
+}
+
+FailureOr<FlatSymbolRefAttr> Planner::meshOfUses(Value v, Operation *at) {
+  Operation *first = nullptr;
+  int64_t firstStage = 0;
+  for (Operation *user : v.getUsers())
+    if (std::optional<int64_t> s = attrs::getStage(user))
+      if (!first || *s < firstStage) {
+        first = user;
+        firstStage = *s;
+      }
+  if (!first && !v.use_empty())
+    first = *v.getUsers().begin();
+  return meshFor(first ? first : at);
 }
 
 /// A stored value's node: every layout without partial entries, or the
@@ -233,9 +259,14 @@ int Planner::producer(Value v) {
   auto it = valueNode.find(v);
   if (it != valueNode.end())
     return it->second;
-  // A constant, or the result of an op without signatures: a stored value.
-  FailureOr<FlatSymbolRefAttr> mesh = meshFor(module);
-  int n = addStored(v.getType(), *mesh, getSbp(v.getType()), v, {});
+  // A constant, or the result of an op without signatures: a stored value,
+  // on its producer's mesh.
+  FailureOr<FlatSymbolRefAttr> mesh =
+      v.getDefiningOp() ? meshFor(v.getDefiningOp()) : meshOfUses(v, module);
+  if (failed(mesh))
+    return -1;
+  SbpAttr fixed = getSbp(v.getType());
+  int n = addStored(v.getType(), fixed ? fixed.getMesh() : *mesh, fixed, v, {});
   valueNode[v] = n;
   return n;
 }
@@ -250,27 +281,39 @@ SbpAttr Planner::produced(int node, Value v, int64_t state) {
 
 void Planner::addEdge(int from, Value v, int to,
                       const std::function<SbpAttr(int64_t)> &want) {
-  // to < 0: a fixed layout the value must end in (an annotated result).
+  // to < 0: a fixed layout the value must end in (an annotated result);
+  // from < 0: the producer had no mesh (an error already emitted).
+  if (from < 0) {
+    missingMesh = true;
+    return;
+  }
   if (from != to)
     edgeSpecs.push_back({from, to, v, want});
 }
 
 LogicalResult Planner::build() {
-  if (!meshes.onlyMesh()) {
-    // Named at the first op that needs a mesh.
-    Operation *at = module;
-    module.walk([&](SbpOpInterface op) {
-      at = op;
-      return WalkResult::interrupt();
+  // A parameter lives on the mesh of the first read of it in program
+  // order (each stage's own, in a pipeline), as pc-pipeline-split places
+  // it.
+  DenseMap<StringAttr, Operation *> firstRead;
+  forEachGraph(module, [&](func::FuncOp f) {
+    f.walk([&](GetParamOp get) {
+      firstRead.try_emplace(get.getNameAttr().getAttr(), get);
     });
-    (void)meshFor(at);
-    return failure();
-  }
-  FlatSymbolRefAttr mesh =
-      FlatSymbolRefAttr::get(meshes.onlyMesh().getSymNameAttr());
+  });
   for (auto param : module.getOps<ParamOp>()) {
-    int n = addStored(param.getType(), mesh, getSbp(param.getType()), {},
-                      param.getSymNameAttr());
+    SbpAttr fixed = getSbp(param.getType());
+    FlatSymbolRefAttr mesh;
+    if (fixed) {
+      mesh = fixed.getMesh();
+    } else {
+      Operation *read = firstRead.lookup(param.getSymNameAttr());
+      FailureOr<FlatSymbolRefAttr> m = meshFor(read ? read : param);
+      if (failed(m))
+        return failure();
+      mesh = *m;
+    }
+    int n = addStored(param.getType(), mesh, fixed, {}, param.getSymNameAttr());
     paramNode[param.getSymNameAttr()] = n;
     // A trained weight also holds its gradient and, before the optimizer
     // has added them, Adam's two moments in its layout.
@@ -286,9 +329,17 @@ LogicalResult Planner::build() {
   }
   bool ok = true;
   forEachGraph(module, [&](func::FuncOp f) {
-    for (BlockArgument arg : f.getArguments())
-      valueNode[arg] =
-          addStored(arg.getType(), mesh, getSbp(arg.getType()), arg, {});
+    for (BlockArgument arg : f.getArguments()) {
+      SbpAttr fixed = getSbp(arg.getType());
+      FailureOr<FlatSymbolRefAttr> m =
+          fixed ? FailureOr<FlatSymbolRefAttr>(fixed.getMesh())
+                : meshOfUses(arg, f);
+      if (failed(m)) {
+        ok = false;
+        return;
+      }
+      valueNode[arg] = addStored(arg.getType(), *m, fixed, arg, {});
+    }
     f.walk([&](Operation *op) {
       if (isa<SbpOpInterface, ToSbpOp>(op))
         ok &= succeeded(addOp(op));
@@ -326,7 +377,7 @@ LogicalResult Planner::build() {
       }
     });
   });
-  return success();
+  return failure(missingMesh);
 }
 
 } // namespace
@@ -334,10 +385,15 @@ LogicalResult Planner::build() {
 namespace {
 
 double Planner::memoryOf(const std::vector<int> &c) const {
-  double total = 0;
+  // Per device of each mesh (each pipeline stage's devices hold their
+  // own); the fullest counts.
+  llvm::SmallDenseMap<Attribute, double> perMesh;
   for (size_t n = 0; n < nodes.size(); ++n)
-    total += nodes[n].memory[c[n]];
-  return total;
+    perMesh[nodes[n].mesh] += nodes[n].memory[c[n]];
+  double most = 0;
+  for (auto &[mesh, bytes] : perMesh)
+    most = std::max(most, bytes);
+  return most;
 }
 
 LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
@@ -503,6 +559,28 @@ void Planner::apply() {
     });
     f.setFunctionType(FunctionType::get(ctx, inputs, results));
   });
+  // A value that crosses pipeline stages moves to the consumer's mesh, in
+  // the layout its chosen signature reads (boxing makes it a transfer):
+  // once per value and layout, before its first consumer (nodes are in
+  // program order), which dominates the others.
+  DenseMap<std::pair<Value, Attribute>, Value> moved;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node &n = nodes[i];
+    if (n.sigs.empty())
+      continue;
+    for (auto [k, v] : llvm::enumerate(n.op->getOperands())) {
+      SbpAttr have = getSbp(v.getType());
+      if (!have || have.getMesh() == n.mesh)
+        continue;
+      SbpAttr want = makeSbp(ctx, n.mesh, n.sigs[choice[i]].operands[k]);
+      Value &to = moved[{v, want}];
+      if (!to) {
+        OpBuilder b(n.op);
+        to = ToSbpOp::create(b, n.op->getLoc(), withSbp(v.getType(), want), v);
+      }
+      n.op->setOperand(k, to);
+    }
+  }
 }
 
 struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {

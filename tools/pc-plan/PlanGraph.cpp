@@ -25,14 +25,12 @@ std::string mib(double bytes) {
 
 void printPlans(llvm::raw_ostream &os, const api::GraphPlanResult &r,
                 size_t top) {
-  os << llvm::formatv("{0,3}  {1,-40} {2,12} {3,12}  {4}\n", "#", "plan",
-                      "step (ms)", "mem/device", "layouts");
+  os << llvm::formatv("{0,3}  {1,-40} {2,12} {3,12}\n", "#", "plan",
+                      "step (ms)", "mem/device");
   for (size_t i = 0; i < std::min(top, r.plans.size()); ++i) {
     const api::GraphPlan &p = r.plans[i];
-    os << llvm::formatv("{0,3}  {1,-40} {2,12:F3} {3,12}  {4}\n", i + 1,
-                        p.str(), 1e3 * p.stepSeconds, mib(p.peakMemory),
-                        p.autoParallel ? "auto-parallel"
-                                       : "the graph's, propagated");
+    os << llvm::formatv("{0,3}  {1,-40} {2,12:F3} {3,12}\n", i + 1, p.str(),
+                        1e3 * p.stepSeconds, mib(p.peakMemory));
   }
   if (r.plans.size() > 1) {
     const api::GraphPlan &a = r.plans[0], &b = r.plans[1];
