@@ -304,6 +304,9 @@ int main(int argc, char **argv) {
     }
     if (maxStages < 1)
       return fail("--max-stages must be positive");
+    if (!strategyText.empty() || globalBatch.getNumOccurrences())
+      return fail("--strategy and --global-batch are for a transformer's "
+                  "shape; a graph's batch is in its inputs");
     return pc::tools::planGraphMain(args);
   }
   if (!deviceMemory.empty())
