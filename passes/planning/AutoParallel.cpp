@@ -308,10 +308,16 @@ LogicalResult Planner::build() {
       mesh = fixed.getMesh();
     } else {
       Operation *read = firstRead.lookup(param.getSymNameAttr());
-      FailureOr<FlatSymbolRefAttr> m = meshFor(read ? read : param);
-      if (failed(m))
-        return failure();
-      mesh = *m;
+      auto all = module.getOps<MeshOp>();
+      if (!read && !all.empty()) {
+        // Read by no graph: it only needs a place; the first mesh's.
+        mesh = FlatSymbolRefAttr::get((*all.begin()).getSymNameAttr());
+      } else {
+        FailureOr<FlatSymbolRefAttr> m = meshFor(read ? read : param);
+        if (failed(m))
+          return failure();
+        mesh = *m;
+      }
     }
     int n = addStored(param.getType(), mesh, fixed, {}, param.getSymNameAttr());
     paramNode[param.getSymNameAttr()] = n;
