@@ -2,6 +2,7 @@
 //
 //   pc-plan MODEL --cluster SPEC --global-batch B [--nodes N] [--top K]
 //   pc-plan MODEL --cluster SPEC --global-batch B --strategy dp=..,tp=..
+//   pc-plan MODEL.mlir --cluster SPEC [--device-memory M] [--max-stages P]
 //
 // Searches every strategy (mesh shape, micro-batches, schedule, ZeRO,
 // recompute, sequence parallelism, precision, offload) for a GPT-style
@@ -9,7 +10,8 @@
 // prints them with their predicted step time, MFU, memory per device and a
 // breakdown that says why each beat the next. --strategy simulates one
 // strategy instead. --options writes the best plan as pc-run options (pass
-// them as @FILE); --svg draws its pipeline timeline. docs/planning.md
+// them as @FILE); --svg draws its pipeline timeline. A pc graph is planned
+// by compiling every candidate instead (PlanGraph.h). docs/planning.md
 // explains the model and the output.
 //
 //===----------------------------------------------------------------------===//
@@ -258,7 +260,9 @@ int main(int argc, char **argv) {
       "Searches data, tensor and pipeline parallel sizes, micro-batches, "
       "schedules, ZeRO, recompute, sequence parallelism, precision and "
       "offload, and prints the best plans with their predicted step time, "
-      "MFU, memory and communication.\n");
+      "MFU, memory and communication. Given a pc graph (MODEL.mlir), "
+      "compiles and simulates every mesh shape, pipeline, micro-batch count "
+      "and schedule with auto-parallel's layouts instead.\n");
 
   bool graphModel = llvm::StringRef(model).ends_with(".mlir");
   llvm::Expected<TransformerSpec> m =
