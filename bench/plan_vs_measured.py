@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from simulate_vs_measured import kendall_tau
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("PC_BUILD", os.path.join(ROOT, "build"))
 ROW = re.compile(r"^\s*(\d+)\s+(\S+)\s+([0-9.]+)\s+[0-9.]+ [KM]iB\s*$")
@@ -42,15 +44,6 @@ def run_options(plan, mesh):
         else:
             sizes.append(value)
     return ["--mesh-shape", f"{mesh}={'x'.join(sizes)}"] + opts
-
-
-def kendall_tau(xs, ys):
-    n, s = len(xs), 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            a = (xs[i] - xs[j]) * (ys[i] - ys[j])
-            s += (a > 0) - (a < 0)
-    return 2.0 * s / (n * (n - 1)) if n > 1 else 1.0
 
 
 def main():
@@ -99,7 +92,8 @@ def main():
     for rank, plan, p, m in results:
         print(f"{rank:4d}  {plan:36s} {1e3 * p:12.2f} {1e3 * m:12.2f} "
               f"{100 * (p - m) / m:+6.1f}%")
-    tau = kendall_tau([r[2] for r in results], [r[3] for r in results])
+    tau = (kendall_tau([r[2] for r in results], [r[3] for r in results])
+           if len(results) > 1 else 1.0)
     fastest = min(results, key=lambda r: r[3])
     print(f"Kendall tau {tau:.2f} over {len(results)} plans; the fastest "
           f"measured is pc-plan's #{fastest[0]} ({fastest[1]})")
