@@ -69,7 +69,7 @@ GraphPlan::compileOptions(const GraphPlanOptions &options) const {
   c.schedule = schedule;
   c.train = true;
   c.optimizer = options.optimizer;
-  c.autoParallel = autoParallel;
+  c.autoParallel = options.autoParallel;
   c.cluster = options.cluster;
   c.deviceMemory = options.deviceMemory;
   return c;
@@ -87,7 +87,7 @@ GraphPlan::runOptions(const GraphPlanOptions &options) const {
     sizes.push_back(std::to_string(s));
   o.push_back("--mesh-shape");
   o.push_back(mesh + "=" + absl::StrJoin(sizes, "x"));
-  if (autoParallel)
+  if (options.autoParallel)
     o.push_back("--auto-parallel");
   if (stages > 1) {
     o.push_back("--stages");
@@ -249,9 +249,7 @@ absl::StatusOr<GraphPlanResult> planGraph(const std::string &source,
   absl::StatusOr<GraphPlan> base = meshOf(source, bufferName);
   if (!base.ok())
     return base.status();
-  base->autoParallel = options.autoParallel;
   GraphPlanResult result;
-  result.devices = options.devices;
   for (GraphPlan &p : candidates(*base, options.devices,
                                  std::max<int64_t>(1, options.maxStages))) {
     bool ok = evaluate(p, source, bufferName, options);

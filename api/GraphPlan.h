@@ -33,8 +33,9 @@ parseMeshShape(const std::string &text);
 struct GraphPlanOptions {
   /// The cluster spec (JSON file) every cost is figured with. Required.
   std::string cluster;
-  /// Devices to lay the graph on (0: the spec's nodes x devices per node).
-  int64_t devices = 0;
+  /// Devices to lay the graph on (pc-plan: the spec's nodes x devices per
+  /// node).
+  int64_t devices = 1;
   /// Bytes per device a plan may use (0: none).
   int64_t deviceMemory = 0;
   /// Largest pipeline: stages up to this many (1: no pipelines).
@@ -58,8 +59,6 @@ struct GraphPlan {
   std::vector<int64_t> shape;
   int64_t stages = 1, virtualStages = 1, microbatches = 1;
   std::string schedule;
-  /// Whether auto-parallel chose the layouts (GraphPlanOptions).
-  bool autoParallel = true;
   /// The prediction of one training step, and the most memory a device
   /// needs (pc-memory-plan).
   double stepSeconds = 0;
@@ -76,7 +75,6 @@ struct GraphPlan {
 };
 
 struct GraphPlanResult {
-  int64_t devices = 0;
   /// Compiled plans, fastest first; then the rejected ones.
   std::vector<GraphPlan> plans, rejected;
   double seconds = 0;
