@@ -77,7 +77,9 @@ double concurrently(int devices, int rounds,
 /// devices, compiled and run by the actor runtime; its one argument is a
 /// vector of 8 floats per device.
 absl::StatusOr<double> timeChain(const std::string &src, int devices,
-                                 int threads) {
+                                 int threads, std::vector<int64_t> shape = {}) {
+  if (shape.empty())
+    shape = {8 * devices};
   absl::StatusOr<pc::api::Program> program =
       pc::api::compileSource(src, "calibrate");
   if (!program.ok())
@@ -90,8 +92,8 @@ absl::StatusOr<double> timeChain(const std::string &src, int devices,
   if (!session.ok())
     return session.status();
   if (absl::Status s = (*session)->feed(
-          "arg0", pc::runtime::HostTensor::zeros({8 * devices},
-                                                 pc::runtime::CommType::F32));
+          "arg0",
+          pc::runtime::HostTensor::zeros(shape, pc::runtime::CommType::F32));
       !s.ok())
     return s;
   // The median run, as the bench takes the median step: what a run meets
@@ -185,6 +187,39 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads,
   return std::max(0.0, *t / links - 2 * opCost);
 }
 
+/// The same chain with the all-reduces in pairs of devices (a 2-axis mesh
+/// whose second axis has 2), every pair at once: with the full group's,
+/// it parts a collective's latency into a fixed cost per call and a cost
+/// per step of its ring.
+absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
+                                            double opCost) {
+  const int links = 128, rows = devices / 2;
+  std::string t =
+      "tensor<" + std::to_string(rows) + "x16xf32, #pc.sbp<@m, [S(0), S(1)]>>";
+  std::string p =
+      "tensor<" + std::to_string(rows) + "x1xf32, #pc.sbp<@m, [S(0), P]>>";
+  std::string b =
+      "tensor<" + std::to_string(rows) + "x1xf32, #pc.sbp<@m, [S(0), B]>>";
+  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(rows) +
+                    ", \"y\"=2]>\nfunc.func @chain(%x: " + t + ") -> " + t +
+                    " {\n";
+  std::string prev = "%x";
+  for (int i = 0; i < links; ++i) {
+    std::string k = std::to_string(i);
+    src += "  %s" + k + " = pc.reduce_sum " + prev +
+           " {axes = array<i64: 1>, keepdim} : (" + t + ") -> " + p + "\n";
+    src += "  %b" + k + " = pc.to_sbp %s" + k + " : (" + p + ") -> " + b + "\n";
+    src += "  %a" + k + " = pc.add " + prev + ", %b" + k + " : (" + t + ", " +
+           b + ") -> " + t + "\n";
+    prev = "%a" + k;
+  }
+  src += "  return " + prev + " : " + t + "\n}\n";
+  absl::StatusOr<double> time = timeChain(src, devices, threads, {rows, 16});
+  if (!time.ok())
+    return time;
+  return std::max(0.0, *time / links - 2 * opCost);
+}
+
 /// A pipeline's hop as the actor runtime runs it, with every device busy:
 /// `devices` tokens circulate at once through a ring of one-device meshes,
 /// each link a transfer to the next device and an exponential there. The
@@ -232,6 +267,147 @@ absl::StatusOr<double> hopLatency(int devices, int threads, double opCost) {
   if (!t.ok())
     return t;
   return std::max(0.0, *t / links - opCost);
+}
+
+/// The figures of a spec, and its JSON (docs/planning.md).
+struct Figures {
+  int devices = 1, threads = 1, concurrent = 1;
+  double flops = 0, memory = 0, bandwidth = 0;
+  double beta = 0, alpha = 0, call = 0, p2p = 0, firing = 0;
+  double latencyBusy = 1;
+
+  std::string json() const {
+    std::string out;
+    auto add = [&](const char *format, auto... args) {
+      char line[512];
+      std::snprintf(line, sizeof(line), format, args...);
+      out += line;
+    };
+    add("{\n  \"name\": \"%d CPU virtual devices (%d threads each), "
+        "calibrated by pc-bench-calibrate\",\n",
+        devices, threads);
+    add("  \"nodes\": 1,\n  \"devices_per_node\": %d,\n", devices);
+    add("  \"concurrent_devices\": %d,\n", concurrent);
+    add("  \"device\": {\n    \"name\": \"CPU virtual device\",\n"
+        "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
+        "    \"memory\": %.4g,\n    \"memory_bandwidth\": %.4g\n  },\n",
+        flops, flops, memory, bandwidth);
+    if (devices > 1) {
+      add("  \"intra_node\": {\"kind\": \"shared-memory\", \"bandwidth\": "
+          "%.4g, \"latency\": %.4g",
+          beta, alpha);
+      if (call > 0)
+        add(", \"call_latency\": %.4g", call);
+      if (p2p > 0)
+        add(", \"p2p_latency\": %.4g", p2p);
+      if (latencyBusy < 1)
+        add(", \"latency_busy\": %.3g", latencyBusy);
+      out += "},\n";
+    }
+    add("  \"efficiency\": {\n    \"matmul\": 1,\n    \"memory\": 1,\n"
+        "    \"collective\": 1,\n    \"kernel_latency\": %.4g,\n"
+        "    \"usable_memory\": 0.8\n  }\n}\n",
+        firing);
+    return out;
+  }
+};
+
+/// pc-simulate's step for `src` over `figures` (written to a spec file,
+/// as pc-run --cluster reads it), its compute timed by an op profile.
+absl::StatusOr<double> simulated(const std::string &src,
+                                 const Figures &figures) {
+  char path[] = "/tmp/pc-calibrate-XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  if (fd < 0)
+    return absl::InternalError("cannot create a temporary spec");
+  std::string json = figures.json();
+  bool written = write(fd, json.data(), json.size()) == ssize_t(json.size());
+  close(fd);
+  absl::StatusOr<double> step =
+      absl::InternalError("cannot write " + std::string(path));
+  if (written) {
+    pc::api::CompileOptions options;
+    options.cluster = path;
+    absl::StatusOr<pc::api::Program> program =
+        pc::api::compileSource(src, "calibrate", options);
+    absl::StatusOr<std::string> profile =
+        program.ok() ? program->profileOps(figures.threads)
+                     : absl::StatusOr<std::string>(program.status());
+    double t = 0;
+    if (!profile.ok())
+      step = profile.status();
+    else if (absl::StatusOr<std::string> s = program->simulate(&t, *profile);
+             !s.ok())
+      step = s.status();
+    else
+      step = t;
+  }
+  unlink(path);
+  return step;
+}
+
+/// A data-parallel backward in miniature, on every device: a chain of
+/// exponentials (the backward), every `between` of them a value reduced
+/// over the devices (a gradient: a sum over the split dim, then its
+/// all-reduce), and the reduced values added up once the chain is done
+/// (the optimizer). The all-reduces overlap the rest of the chain.
+std::string backwardGraph(int devices, int grads, int between) {
+  std::string t =
+      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
+  std::string p = "tensor<1xf32, #pc.sbp<@m, [P]>>",
+              b = "tensor<1xf32, #pc.sbp<@m, [B]>>";
+  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
+                    "]>\nfunc.func @chain(%x: " + t + ") -> " + t + " {\n";
+  std::string prev = "%x";
+  int n = 0;
+  for (int g = 0; g < grads; ++g) {
+    for (int e = 0; e < between; ++e, ++n) {
+      std::string y = "%y" + std::to_string(n);
+      src += "  " + y + " = pc.exp " + prev + " : (" + t + ") -> " + t + "\n";
+      prev = y;
+    }
+    std::string k = std::to_string(g);
+    src += "  %s" + k + " = pc.reduce_sum " + prev +
+           " {axes = array<i64: 0>, keepdim} : (" + t + ") -> " + p + "\n";
+    src += "  %b" + k + " = pc.to_sbp %s" + k + " : (" + p + ") -> " + b + "\n";
+  }
+  for (int g = 0; g < grads; ++g) {
+    std::string k = std::to_string(g), a = "%a" + k;
+    src += "  " + a + " = pc.add " + prev + ", %b" + k + " : (" + t + ", " + b +
+           ") -> " + t + "\n";
+    prev = a;
+  }
+  return src + "  return " + prev + " : " + t + "\n}\n";
+}
+
+/// The value of `field` in [lo, hi] at which pc-simulate predicts
+/// `measured` for `src`, by bisection: the prediction grows with it.
+absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
+                           double hi, const std::string &src, double measured) {
+  for (int i = 0; i < 12; ++i) {
+    figures.*field = (lo + hi) / 2;
+    absl::StatusOr<double> predicted = simulated(src, figures);
+    if (!predicted.ok())
+      return predicted;
+    (*predicted < measured ? lo : hi) = figures.*field;
+  }
+  return (lo + hi) / 2;
+}
+
+/// How much of an all-reduce's latency keeps its members' cores
+/// (latency_busy): the fraction at which pc-simulate predicts the measured
+/// time of backwardGraph. Its exponentials between two gradients take
+/// about half an all-reduce's latency: the devices' compute fills the
+/// cores the all-reduces leave, as a backward's does.
+absl::StatusOr<double> latencyBusy(const Figures &figures, double opCost,
+                                   double allReduce) {
+  const int between = std::clamp(int(allReduce / opCost / 2 + 0.5), 1, 64);
+  std::string src = backwardGraph(figures.devices, 32, between);
+  absl::StatusOr<double> measured =
+      timeChain(src, figures.devices, figures.threads);
+  if (!measured.ok())
+    return measured;
+  return fit(figures, &Figures::latencyBusy, 0.01, 1, src, *measured);
 }
 
 } // namespace
@@ -296,7 +472,7 @@ int main(int argc, char **argv) {
   }
 
   // The communicator: all-reduce of 1 KiB (latency) and 64 MiB (bandwidth).
-  double alpha = 0, beta = 0;
+  double alpha = 0, beta = 0, call = 0;
   if (devices > 1) {
     std::unique_ptr<World> world = makeInProcessWorld();
     if (!world->beginRun(devices).ok()) {
@@ -343,6 +519,22 @@ int main(int argc, char **argv) {
       return 1;
     }
     alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
+    // With pairs as well (4 or more devices, in pairs): the latency of a
+    // call over m members is call + 2 (m - 1) alpha. On shared cores most
+    // of it is the members' hand-offs, whatever the group's size.
+    if (devices >= 4 && devices % 2 == 0) {
+      absl::StatusOr<double> pairs =
+          pairAllReduceLatency(devices, threads, *latency);
+      if (!pairs.ok()) {
+        std::fprintf(stderr, "pc-bench-calibrate: %s\n",
+                     pairs.status().ToString().c_str());
+        return 1;
+      }
+      double full = std::max(tSmall, *inRuntime);
+      alpha =
+          std::max(tSmall / (2 * (m - 1)), (full - *pairs) / (2 * (m - 1) - 2));
+      call = std::max(0.0, full - 2 * (m - 1) * alpha);
+    }
   }
 
   double p2p = 0;
@@ -363,41 +555,29 @@ int main(int argc, char **argv) {
   const double share = devices > concurrent ? double(concurrent) / devices : 1;
   const double firing = std::max(1e-9, (*latency - expKernel / share) * share);
 
+  Figures figures;
+  figures.devices = devices;
+  figures.threads = threads;
+  figures.concurrent = concurrent;
+  figures.flops = flops;
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  double memory = double(pages) * double(pageSize) / devices;
-  std::printf(
-      "{\n"
-      "  \"name\": \"%d CPU virtual devices (%d threads each), "
-      "calibrated by pc-bench-calibrate\",\n"
-      "  \"nodes\": 1,\n"
-      "  \"devices_per_node\": %d,\n"
-      "%s"
-      "  \"device\": {\n"
-      "    \"name\": \"CPU virtual device\",\n"
-      "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
-      "    \"memory\": %.4g,\n"
-      "    \"memory_bandwidth\": %.4g\n"
-      "  },\n",
-      devices, threads, devices,
-      ("  \"concurrent_devices\": " + std::to_string(concurrent) + ",\n")
-          .c_str(),
-      flops, flops, memory, bandwidth);
+  figures.memory = double(pages) * double(pageSize) / devices;
+  figures.bandwidth = bandwidth;
+  figures.beta = beta;
+  figures.alpha = alpha;
+  figures.call = call;
+  figures.p2p = p2p;
+  figures.firing = firing;
   if (devices > 1) {
-    std::printf("  \"intra_node\": {\"kind\": \"shared-memory\", "
-                "\"bandwidth\": %.4g, \"latency\": %.4g",
-                beta, alpha);
-    if (p2p > 0)
-      std::printf(", \"p2p_latency\": %.4g", p2p);
-    std::printf("},\n");
+    absl::StatusOr<double> busy =
+        latencyBusy(figures, *latency, 2 * (devices - 1) * alpha);
+    if (!busy.ok()) {
+      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
+                   busy.status().ToString().c_str());
+      return 1;
+    }
+    figures.latencyBusy = *busy;
   }
-  std::printf("  \"efficiency\": {\n"
-              "    \"matmul\": 1,\n"
-              "    \"memory\": 1,\n"
-              "    \"collective\": 1,\n"
-              "    \"kernel_latency\": %.4g,\n"
-              "    \"usable_memory\": 0.8\n"
-              "  }\n"
-              "}\n",
-              firing);
+  std::fputs(figures.json().c_str(), stdout);
   return 0;
 }

@@ -3,14 +3,15 @@
 
     bench/simulate_vs_measured.py [--devices 4] [--steps 30]
 
-Calibrates this machine's devices (pc-bench-calibrate --devices N), then
-trains the tiny GPT under DP, TP, DP x TP and PP with each schedule on N
+Trains the tiny GPT under DP, TP, DP x TP and PP with each schedule on N
 CPU virtual devices with pc-run --simulate, and compares the predicted step
-(pc-simulate over the programs pc-run runs, with the calibrated rates) with
-the measured one: the median wall time of the steps after the first
-third, the least over --repeats runs of each plan, taken in turns so that
-the machine's other load spreads over all plans. Prints each plan's error
-and the Kendall tau of the two rankings.
+(pc-simulate over the programs pc-run runs, with this machine's calibrated
+rates) with the measured one (the median wall time of the steps after the
+first third). It goes --repeats rounds: each calibrates the devices
+(pc-bench-calibrate --devices N), then runs every plan once, so that the
+machine's load drifts over the calibration and the runs alike; a plan's
+predicted and measured steps are the medians over the rounds. Prints each
+plan's error and the Kendall tau of the two rankings.
 Targets (issue 14): within 10% each, tau >= 0.8.
 """
 import argparse
@@ -84,16 +85,17 @@ def main():
     args = ap.parse_args()
     gpt = {k: getattr(args, k) for k in GPT}
     tmp = tempfile.mkdtemp()
-    spec = args.cluster
-    if not spec:
-        spec = os.path.join(tmp, "cpu.json")
-        with open(spec, "w") as f:
-            subprocess.run([os.path.join(BUILD, "bench", "pc-bench-calibrate"),
-                            "--devices", str(args.devices)], stdout=f,
-                           check=True)
     runs = plans(args.devices)
     predicted, measured = {}, {}
     for _ in range(args.repeats):
+        spec = args.cluster
+        if not spec:
+            spec = os.path.join(tmp, "cpu.json")
+            with open(spec, "w") as f:
+                subprocess.run([os.path.join(BUILD, "bench",
+                                             "pc-bench-calibrate"),
+                                "--devices", str(args.devices)], stdout=f,
+                               check=True)
         for name, mesh, extra in runs:
             model = gpt_model(gpt, mesh, tmp)
             report = os.path.join(tmp, "report.json")
@@ -107,10 +109,11 @@ def main():
                 print(f"{name}: pc-run failed:\n{run.stderr}",
                       file=sys.stderr)
                 return 1
-            predicted[name] = json.load(open(report))["predicted_step_s"]
-            measured[name] = min(measured.get(name, 1e9),
-                                 step_time(report, args.steps))
-    rows = [(name, predicted[name], measured[name]) for name, _, _ in runs]
+            predicted.setdefault(name, []).append(
+                json.load(open(report))["predicted_step_s"])
+            measured.setdefault(name, []).append(step_time(report, args.steps))
+    rows = [(name, statistics.median(predicted[name]),
+             statistics.median(measured[name])) for name, _, _ in runs]
     print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
           f"{'error':>7s}")
     worst = 0

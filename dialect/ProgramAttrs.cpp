@@ -190,8 +190,22 @@ std::optional<CostModel> getCostModel(Operation *module) {
       return std::nullopt;
     model.p2pLatency = f.getValueAsDouble();
   }
+  if (Attribute call = dict.get("call_latency")) {
+    auto f = dyn_cast<FloatAttr>(call);
+    if (!f || !(f.getValueAsDouble() > 0))
+      return std::nullopt;
+    model.callLatency = f.getValueAsDouble();
+  }
+  if (Attribute busy = dict.get("latency_busy")) {
+    auto f = dyn_cast<FloatAttr>(busy);
+    if (!f || !(f.getValueAsDouble() > 0 && f.getValueAsDouble() < 1))
+      return std::nullopt;
+    model.latencyBusy = f.getValueAsDouble();
+  }
   if (dict.size() != std::size(kCostFields) + model.sharedCores +
-                         (model.concurrentDevices > 0) + (model.p2pLatency > 0))
+                         (model.concurrentDevices > 0) +
+                         (model.p2pLatency > 0) + (model.latencyBusy < 1) +
+                         (model.callLatency > 0))
     return std::nullopt;
   for (auto [name, field] : kCostFields) {
     auto value = dict.getAs<FloatAttr>(name);
@@ -217,6 +231,12 @@ void setCostModel(Operation *module, const CostModel &model) {
   if (model.p2pLatency > 0)
     fields.push_back(
         b.getNamedAttr("p2p_latency", b.getF64FloatAttr(model.p2pLatency)));
+  if (model.callLatency > 0)
+    fields.push_back(
+        b.getNamedAttr("call_latency", b.getF64FloatAttr(model.callLatency)));
+  if (model.latencyBusy < 1)
+    fields.push_back(
+        b.getNamedAttr("latency_busy", b.getF64FloatAttr(model.latencyBusy)));
   module->setAttr(kCostModel, b.getDictionaryAttr(fields));
 }
 

@@ -154,6 +154,13 @@ struct CostModel {
   /// link latency; written as the f64 entry `p2p_latency`. 0: the link
   /// latency.
   double p2pLatency = 0;
+  /// On shared cores, the fraction of a collective's latency that keeps
+  /// its members' cores busy (the rest is asleep: other work fills it);
+  /// written as the f64 entry `latency_busy` when below 1.
+  double latencyBusy = 1;
+  /// Of every collective call beyond its steps' link latency; written as
+  /// the f64 entry `call_latency` when positive.
+  double callLatency = 0;
   friend bool operator==(const CostModel &, const CostModel &) = default;
 };
 std::optional<CostModel> getCostModel(mlir::Operation *module);

@@ -129,12 +129,13 @@ public:
     return llvm::Error::success();
   }
 
-  /// A fraction in (0, 1].
-  llvm::Error fraction(llvm::StringRef key, double &out) {
+  /// A fraction in (0, 1]; `of` says of what.
+  llvm::Error fraction(llvm::StringRef key, double &out,
+                       llvm::StringRef of = "a peak") {
     if (llvm::Error e = quantity(key, Quantity::Plain, out, false))
       return e;
     if (out > 1)
-      return error(key, "is a fraction of a peak and must be at most 1");
+      return error(key, "is a fraction of " + of + " and must be at most 1");
     return llvm::Error::success();
   }
 
@@ -220,6 +221,12 @@ llvm::Error readLink(Reader &parent, llvm::StringRef key, Link &link,
     return e;
   if (llvm::Error e = r.quantity("p2p_latency", Quantity::Seconds,
                                  link.p2pLatency, /*required=*/false))
+    return e;
+  if (llvm::Error e = r.quantity("call_latency", Quantity::Seconds,
+                                 link.callLatency, /*required=*/false))
+    return e;
+  if (llvm::Error e =
+          r.fraction("latency_busy", link.latencyBusy, "the latency"))
     return e;
   return r.noOthers();
 }

@@ -29,6 +29,14 @@ struct Link {
   /// s, of a point-to-point send and its receive (a pipeline's hop);
   /// 0: `latency`.
   double p2pLatency = 0;
+  /// s, of every collective call beyond its steps' `latency`: its
+  /// members' hand-offs between their streams (CPU virtual devices, whose
+  /// threads outnumber the cores). 0 where a collective's steps dominate.
+  double callLatency = 0;
+  /// The fraction of a collective's latency during which its members keep
+  /// their cores busy, on devices that share the host's cores (CPU virtual
+  /// devices); the rest they wait asleep, and other work fills it.
+  double latencyBusy = 1;
 };
 
 struct ClusterSpec {

@@ -53,6 +53,7 @@ Link CostModel::link(const Group &g) const {
   if (g.perNode > 1)
     l.bandwidth = std::min(l.bandwidth, spec.intraNode.bandwidth);
   l.latency = spec.interNode.latency;
+  l.callLatency = spec.interNode.callLatency;
   return l;
 }
 
@@ -64,6 +65,11 @@ double CostModel::collective(CollectiveKind kind, double bytes,
   double n = static_cast<double>(g.size);
   double bw = l.bandwidth * spec.collectiveEfficiency;
   double alpha = l.latency;
+  return l.callLatency + algorithm(kind, bytes, n, alpha, bw, g);
+}
+
+double CostModel::algorithm(CollectiveKind kind, double bytes, double n,
+                            double alpha, double bw, const Group &g) const {
   switch (kind) {
   case CollectiveKind::AllReduce: {
     // NCCL's tree pays off across nodes (log hops on the network); inside

@@ -65,6 +65,10 @@ public:
   double getPeak() const { return peakFlops; }
 
 private:
+  /// The collective's algorithm over `n` members: its steps.
+  double algorithm(CollectiveKind kind, double bytes, double n, double alpha,
+                   double bw, const Group &g) const;
+
   const ClusterSpec &spec;
   double peakFlops;
 };

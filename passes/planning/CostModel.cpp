@@ -44,6 +44,8 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   if (!(m.linkLatency > 0))
     m.linkLatency = 1e-6;
   m.p2pLatency = link.p2pLatency;
+  m.latencyBusy = link.latencyBusy;
+  m.callLatency = link.callLatency;
   return m;
 }
 

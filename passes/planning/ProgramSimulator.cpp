@@ -27,7 +27,9 @@ planner::ClusterSpec specOf(const attrs::CostModel &m) {
   s.devicesPerNode = 1 << 20; // a mesh's devices share the link
   s.peakFlops["f32"] = m.peakFlops;
   s.memoryBandwidth = m.memoryBandwidth;
-  s.intraNode = {m.linkBandwidth, m.linkLatency};
+  s.intraNode.bandwidth = m.linkBandwidth;
+  s.intraNode.latency = m.linkLatency;
+  s.intraNode.callLatency = m.callLatency;
   s.kernelLatency = m.kernelLatency;
   return s;
 }
@@ -87,7 +89,7 @@ public:
       devices += p->ranks;
       for (Operation *op : firingOrder(f)) {
         p->local.insert(op);
-        p->streams[isCommOp(op) && !rates.sharedCores].ops.push_back(op);
+        p->streams[onCommStream(op)].ops.push_back(op);
       }
       programs.push_back(std::move(p));
     }
@@ -120,7 +122,7 @@ private:
   };
   struct Program {
     ProgramTiming timing;
-    Stream streams[2]; // compute (and, on shared cores, all), communication
+    Stream streams[2]; // compute, communication
     int64_t ranks = 1;
     llvm::DenseSet<Operation *> local;
     /// When each result is ready; absent until its op ends.
@@ -135,6 +137,9 @@ private:
     Operation *op;
     double start, left;
     bool comm;
+    /// Seconds of a collective's latency, before its work: it keeps its
+    /// wall time and holds latencyCores() per rank.
+    double wait = 0;
   };
 
   /// Time advances from one op's end to the next; at each end every stream
@@ -146,19 +151,36 @@ private:
       startReady(now, running);
       if (running.empty())
         return;
-      int64_t busy = 0; // devices: a program's op runs on each of its ranks
+      // The cores latencies hold first (a program's op runs on each of
+      // its ranks); the other busy ops share the rest.
+      int64_t busy = 0;
+      double held = 0;
       for (const Task &t : running)
-        busy += t.program->ranks;
-      double rate = shareOf(busy);
+        if (t.wait > 0)
+          held += latencyCores() * double(t.program->ranks);
+        else
+          busy += t.program->ranks;
+      const double cores = hostCores();
+      const double waitRate = held > cores ? cores / held : 1;
+      const double rate =
+          busy ? std::min(1.0, std::max(0.0, cores - held) / double(busy)) : 1;
       double dt = std::numeric_limits<double>::infinity();
-      for (const Task &t : running)
-        dt = std::min(dt, t.left / rate);
+      for (const Task &t : running) {
+        if (t.wait > 0)
+          dt = std::min(dt, t.wait / waitRate);
+        else if (rate > 0)
+          dt = std::min(dt, t.left / rate);
+      }
       now += dt;
-      for (Task &t : running)
-        t.left -= dt * rate;
+      for (Task &t : running) {
+        if (t.wait > 0)
+          t.wait = std::max(0.0, t.wait - dt * waitRate);
+        else
+          t.left -= dt * rate;
+      }
       std::vector<Task> done;
       llvm::erase_if(running, [&](const Task &t) {
-        if (t.left > 1e-15)
+        if (t.wait > 0 || t.left > 1e-15)
           return false;
         done.push_back(t);
         return true;
@@ -168,11 +190,26 @@ private:
     }
   }
 
-  /// The share of its full rate each of `busy` devices' ops runs at.
-  double shareOf(int64_t busy) const {
-    if (!oversubscribed() || busy <= rates.concurrentDevices)
-      return 1;
-    return double(rates.concurrentDevices) / double(busy);
+  /// The cores the busy ops share: on shared cores, the host's (one per
+  /// device unless fewer run at once); else every device has its own.
+  double hostCores() const {
+    if (oversubscribed())
+      return double(rates.concurrentDevices);
+    if (rates.sharedCores)
+      return double(devices);
+    return std::numeric_limits<double>::infinity();
+  }
+
+  /// The cores one member holds through a collective's latency: the
+  /// latency_busy share of the cores it had when the latency was measured
+  /// (every device taking part). A woken member runs before the compute
+  /// that holds its core, so the latency keeps its time and the compute
+  /// shares what is left.
+  double latencyCores() const {
+    double perDevice = oversubscribed()
+                           ? double(rates.concurrentDevices) / double(devices)
+                           : 1;
+    return rates.latencyBusy * perDevice;
   }
 
   /// Whether the host runs more devices than it has cores for: then every
@@ -189,9 +226,10 @@ private:
           if (s.busy || s.next == s.ops.size() || !canStart(*p, s.ops[s.next]))
             continue;
           Operation *op = s.ops[s.next++];
-          Task t{p.get(), &s, op, now, duration(*p, op), isCommOp(op)};
+          Task t{p.get(), &s, op, now, 0, isCommOp(op)};
+          t.left = duration(*p, op, t.wait);
           started = true;
-          if (t.left <= 0) {
+          if (t.left <= 0 && t.wait <= 0) {
             finish(t, now); // views, parameters: no time
             continue;
           }
@@ -199,6 +237,14 @@ private:
           running.push_back(t);
         }
     }
+  }
+
+  /// Whether `op` goes on its device's communication stream: every
+  /// collective; a send or receive on shared cores stays in line with the
+  /// compute, as its latency was measured (a hop's hand-offs between the
+  /// two devices' streams, with every device busy).
+  bool onCommStream(Operation *op) const {
+    return isCommOp(op) && !(rates.sharedCores && isa<SendOp, RecvOp>(op));
   }
 
   /// Whether `op`'s operands are ready, and a receive's send has ended.
@@ -214,8 +260,9 @@ private:
     return true;
   }
 
-  /// The seconds `op` takes alone.
-  double duration(Program &p, Operation *op) {
+  /// The seconds of work `op` takes alone; `wait`, the latency it spends
+  /// before that work without taking a core.
+  double duration(Program &p, Operation *op, double &wait) {
     if (auto recv = dyn_cast<RecvOp>(op)) {
       ++p.recvs[pairOf(recv.getFromAttr(), recv.getToAttr())];
       ++p.timing.collectives;
@@ -227,7 +274,7 @@ private:
       return computeTime(op, p.timing);
     // The link's rates were measured with every device taking part: on
     // shared cores that time is the work of all of them at once.
-    double d = commTime(op, p.timing);
+    double d = commTime(op, p.timing, wait);
     return oversubscribed() ? d * rates.concurrentDevices / devices : d;
   }
 
@@ -283,13 +330,15 @@ private:
     return n;
   }
 
-  double commTime(Operation *op, ProgramTiming &t) {
+  double commTime(Operation *op, ProgramTiming &t, double &wait) {
     using K = planner::CollectiveKind;
     double in = op->getNumOperands() ? bytesOf(op->getOperand(0).getType()) : 0;
     double out = op->getNumResults() ? bytesOf(op->getResult(0).getType()) : 0;
     if (isa<SendOp>(op) && rates.p2pLatency > 0) { // a hop of its own rate
       t.moved += in;
       ++t.collectives;
+      // Its latency was measured with every device busy, as work on the
+      // shared cores (hopLatency in bench/Calibrate.cpp).
       return rates.p2pLatency + in / rates.linkBandwidth;
     }
     std::optional<std::pair<K, double>> c;
@@ -325,7 +374,11 @@ private:
     default:
       t.moved += (n - 1) / n * c->second;
     }
-    return cost.collective(c->first, c->second, g);
+    double total = cost.collective(c->first, c->second, g);
+    // The latency term alone (the time of a vanishing payload) keeps its
+    // time; the payload's copies are work on the cores.
+    wait = cost.collective(c->first, 1e-30, g);
+    return std::max(0.0, total - wait);
   }
 
   ModuleOp module;

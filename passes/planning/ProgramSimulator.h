@@ -6,16 +6,22 @@
 //  - each program's ops in the order it fires them (a pipeline program's
 //    by its pc.schedule, action by action; others in program order), on
 //    two streams: compute, and communication (collectives, boxing steps,
-//    sends and receives), or one where the two share the device's cores
-//    (pc.cost_model's shared_cores);
+//    sends and receives; on shared cores, sends and receives stay in line
+//    with the compute, as the hop latency was measured);
 //  - an op starts when its stream is free and its operands are ready;
 //  - a receive starts no earlier than its matching send ends (the k-th
 //    send of a layout pair matches the k-th receive), so a pipeline stage
 //    waits for the stage before it;
-//  - where the host has fewer cores than its devices' threads
-//    (concurrent_devices), the busy devices share them: with k busy and K
-//    concurrent, each runs at K/k of its rate (processor sharing), so a
-//    pipeline's idle stages lend their cores to the busy ones.
+//  - where the devices share the host's cores (pc.cost_model's
+//    shared_cores: CPU virtual devices, whose communicator runs on their
+//    own threads), the busy ops of every stream share them: with k busy
+//    and K cores (concurrent_devices, else one per device), each runs at
+//    K/k of its rate (processor sharing), so a pipeline's idle stages lend
+//    their cores to the busy ones. A collective's latency (call_latency
+//    plus its ring's steps) keeps its wall time, its woken members running
+//    first, and holds latency_busy of the cores its members had when it
+//    was measured; the compute shares what is left, so a backward's
+//    compute fills the cores its gradients' all-reduces leave.
 // Compute takes its measured time where an op profile has one (vTrain's
 // method, dialect/OpProfile.h), else its roofline time plus the per-op
 // cost (kernel latency); a collective the alpha-beta time of a ring over

@@ -120,6 +120,23 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
       specError(with("\"devices_per_node\": 1", "\"devices_per_node\": 2"))
           .find("'intra_node' is missing"),
       std::string::npos);
+  EXPECT_NE(
+      specError(
+          with("\"devices_per_node\": 1",
+               "\"devices_per_node\": 2, \"intra_node\": "
+               "{\"kind\": \"nvlink\", \"bandwidth\": 1e9, \"latency\": 1e-6, "
+               "\"latency_busy\": 1.5}"))
+          .find("'intra_node.latency_busy' is a fraction of the latency "
+                "and must be at most 1"),
+      std::string::npos);
+  EXPECT_NE(
+      specError(
+          with("\"devices_per_node\": 1",
+               "\"devices_per_node\": 2, \"intra_node\": "
+               "{\"kind\": \"nvlink\", \"bandwidth\": 1e9, \"latency\": 1e-6, "
+               "\"call_latency\": -1}"))
+          .find("'intra_node.call_latency' must be positive"),
+      std::string::npos);
   EXPECT_NE(specError(with("\"nodes\": 1", "\"nodes\": -3"))
                 .find("'nodes' must be a positive integer"),
             std::string::npos);
@@ -301,6 +318,21 @@ TEST(PlannerTest, CollectivesFollowTheTopology) {
   Group wide = axisGroup(512, 8, 8);
   double small = cost.collective(CollectiveKind::AllReduce, 1e3, wide);
   EXPECT_LT(small, 2 * 511 * 5e-6);
+}
+
+// A link's call latency is paid once per collective, beside its steps'.
+TEST(PlannerTest, CallLatencyPerCollective) {
+  ClusterSpec c = shipped("dgx-a100", 1), d = c;
+  d.intraNode.callLatency = 1e-4;
+  CostModel plain(c, 312e12), called(d, 312e12); // they keep the specs
+  Group tp = axisGroup(8, 1, 8);
+  double before = plain.collective(CollectiveKind::AllReduce, 1e6, tp);
+  EXPECT_NEAR(called.collective(CollectiveKind::AllReduce, 1e6, tp),
+              before + 1e-4, 1e-12);
+  EXPECT_NEAR(called.collective(CollectiveKind::AllGather, 1e6, tp) -
+                  plain.collective(CollectiveKind::AllGather, 1e6, tp),
+              1e-4, 1e-12);
+  EXPECT_EQ(called.collective(CollectiveKind::AllReduce, 1e6, Group{}), 0);
 }
 
 // The search simulates only the best candidates by its estimate; it must

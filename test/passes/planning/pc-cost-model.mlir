@@ -4,10 +4,15 @@
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/pcie-a100.json | FileCheck %s --check-prefix=ATTR
 // ATTR: module attributes {pc.cost_model = {kernel_latency = {{[0-9.]+E-6}} : f64, link_bandwidth = 1.120000e+10 : f64, link_latency = {{[0-9.]+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
 // CPU virtual devices' communicator runs on their compute cores: the
-// simulator does not overlap the two there. The host's cores run two
-// devices at once, and a pipeline hop has a latency of its own.
+// simulator shares the host's cores among both streams. The host's cores
+// run two devices at once, and a pipeline hop has a latency of its own.
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/cpu-virtual.json | FileCheck %s --check-prefix=CPU
 // CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, {{.*}}, p2p_latency = {{[0-9.]+e-0[3-6]}} : f64, {{.*}}, shared_cores}}
+// A calibrated spec's collective latency parts, and the share of the cores
+// it holds, are recorded too (latency_busy only below 1, its default).
+// RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
+// RUN: pc-opt %s --pc-cost-model=cluster=%t.json | FileCheck %s --check-prefix=PARTS
+// PARTS: module attributes {pc.cost_model = {call_latency = 1.500000e-04 : f64, {{.*}}, latency_busy = 7.500000e-01 : f64, {{.*}}, shared_cores}}
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // The axis swap is one redistribution: 4096 B to the busiest device, plus
