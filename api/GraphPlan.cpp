@@ -4,6 +4,7 @@
 #include "dialect/PcOps.h"
 #include "passes/InitAll.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mlir/IR/Diagnostics.h"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -56,6 +58,12 @@ std::string GraphPlan::str() const {
     parts.push_back(absl::StrCat("m=", microbatches));
   if (!schedule.empty())
     parts.push_back(schedule);
+  if (zero > 0)
+    parts.push_back(absl::StrCat("zero", zero, "(", zeroAxis, ")"));
+  if (!recompute.empty())
+    parts.push_back("recompute=" + recompute);
+  if (!precision.empty())
+    parts.push_back(precision);
   return absl::StrJoin(parts, ",");
 }
 
@@ -72,6 +80,11 @@ GraphPlan::compileOptions(const GraphPlanOptions &options) const {
   c.autoParallel = options.autoParallel;
   c.cluster = options.cluster;
   c.deviceMemory = options.deviceMemory;
+  c.zero = zero;
+  if (zero > 0)
+    c.zeroAxis = zeroAxis;
+  c.recompute = recompute;
+  c.mixedPrecision.dtype = precision;
   return c;
 }
 
@@ -104,6 +117,20 @@ GraphPlan::runOptions(const GraphPlanOptions &options) const {
   if (!schedule.empty()) {
     o.push_back("--pipeline-schedule");
     o.push_back(schedule);
+  }
+  if (zero > 0) {
+    o.push_back("--zero");
+    o.push_back(std::to_string(zero));
+    o.push_back("--zero-axis");
+    o.push_back(zeroAxis);
+  }
+  if (!recompute.empty()) {
+    o.push_back("--recompute");
+    o.push_back(recompute);
+  }
+  if (!precision.empty()) {
+    o.push_back("--mixed-precision");
+    o.push_back(precision);
   }
   if (options.deviceMemory > 0) {
     o.push_back("--device-memory");
@@ -216,13 +243,20 @@ std::string firstLine(const absl::Status &s) {
   return m.size() > 240 ? m.substr(0, 237) + "..." : m;
 }
 
-/// Compiles and simulates `p` in place; false when rejected.
+/// Compiles and simulates `p` in place; false when rejected, with
+/// `*overBudget` set when the compiler found it needs more memory than
+/// the budget (auto-parallel's or the memory plan's error).
 bool evaluate(GraphPlan &p, const std::string &source,
-              const std::string &bufferName, const GraphPlanOptions &options) {
+              const std::string &bufferName, const GraphPlanOptions &options,
+              bool *overBudget = nullptr) {
   absl::StatusOr<Program> program = compileSource(
       source, bufferName, p.compileOptions(options), options.graph);
   if (!program.ok()) {
     p.rejected = firstLine(program.status());
+    absl::string_view m = program.status().message();
+    if (overBudget)
+      *overBudget = absl::StrContains(m, "more than the device memory") ||
+                    absl::StrContains(m, "no layout fits device-memory");
     return false;
   }
   absl::StatusOr<std::string> sim = program->simulate(&p.stepSeconds);
@@ -233,6 +267,43 @@ bool evaluate(GraphPlan &p, const std::string &source,
   for (const auto &[rank, use] : program->predictedMemory())
     p.peakMemory = std::max(p.peakMemory, use.peak);
   return true;
+}
+
+/// The ways to fit `p` into the budget when it does not, as the seed's
+/// guide orders them: ZeRO 1-3 over each axis of more than one device,
+/// recompute, bf16, and all three at once; a single stage may also
+/// accumulate gradients over micro-batches (a fraction of the activations
+/// each).
+std::vector<GraphPlan> remedies(const GraphPlan &p) {
+  std::vector<GraphPlan> out;
+  auto add = [&](auto change) {
+    GraphPlan r = p;
+    r.rejected.clear();
+    change(r);
+    out.push_back(r);
+  };
+  for (size_t a = 0; a < p.axes.size(); ++a)
+    if (p.shape[a] > 1)
+      for (int64_t z : {1, 2, 3})
+        add([&](GraphPlan &r) {
+          r.zero = z;
+          r.zeroAxis = p.axes[a];
+        });
+  for (const char *r : {"selective", "full"})
+    add([&](GraphPlan &q) { q.recompute = r; });
+  add([](GraphPlan &r) { r.precision = "bf16"; });
+  if (p.stages == 1)
+    for (int64_t m : {2, 4, 8})
+      add([&](GraphPlan &r) { r.microbatches = m; });
+  for (size_t a = 0; a < p.axes.size(); ++a)
+    if (p.shape[a] > 1)
+      add([&](GraphPlan &r) {
+        r.zero = 3;
+        r.zeroAxis = p.axes[a];
+        r.recompute = "full";
+        r.precision = "bf16";
+      });
+  return out;
 }
 
 } // namespace
@@ -252,19 +323,24 @@ absl::StatusOr<GraphPlanResult> planGraph(const std::string &source,
   GraphPlanResult result;
   for (GraphPlan &p : candidates(*base, options.devices,
                                  std::max<int64_t>(1, options.maxStages))) {
-    bool ok = evaluate(p, source, bufferName, options);
-    // A single stage that does not fit may fit by accumulating gradients
-    // over micro-batches, which store a fraction of the activations.
-    if (!ok && p.stages == 1 && options.deviceMemory > 0)
-      for (int64_t m : {2, 4, 8}) {
-        GraphPlan acc = p;
-        acc.rejected.clear();
-        acc.microbatches = m;
-        if (evaluate(acc, source, bufferName, options)) {
-          result.plans.push_back(acc);
-          break;
-        }
-      }
+    bool overBudget = false;
+    bool ok = evaluate(p, source, bufferName, options, &overBudget);
+    // A plan that does not fit the budget may fit with a memory technique:
+    // the fastest that fits stands for it, one that keeps the numbers
+    // (ZeRO, recompute, accumulation) before one that does not (bf16).
+    if (!ok && overBudget) {
+      std::optional<GraphPlan> best;
+      auto before = [](const GraphPlan &a, const GraphPlan &b) {
+        return std::make_tuple(!a.precision.empty(), a.stepSeconds) <
+               std::make_tuple(!b.precision.empty(), b.stepSeconds);
+      };
+      for (GraphPlan &r : remedies(p))
+        if (evaluate(r, source, bufferName, options) &&
+            (!best || before(r, *best)))
+          best = std::move(r);
+      if (best)
+        result.plans.push_back(std::move(*best));
+    }
     (ok ? result.plans : result.rejected).push_back(std::move(p));
   }
   // Fastest first; a tie goes to the plan that needs less memory, then to

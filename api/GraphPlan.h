@@ -59,6 +59,11 @@ struct GraphPlan {
   std::vector<int64_t> shape;
   int64_t stages = 1, virtualStages = 1, microbatches = 1;
   std::string schedule;
+  /// The memory techniques a plan that does not fit the budget takes
+  /// (CompileOptions): ZeRO's stage and axis, recompute ("full",
+  /// "selective"), mixed precision ("bf16").
+  int64_t zero = 0;
+  std::string zeroAxis, recompute, precision;
   /// The prediction of one training step, and the most memory a device
   /// needs (pc-memory-plan).
   double stepSeconds = 0;
@@ -66,7 +71,8 @@ struct GraphPlan {
   /// Why the plan could not be compiled or simulated; empty when it was.
   std::string rejected;
 
-  /// "dp=2,tp=2" plus the pipeline, if any: "pp=2,m=4,1f1b".
+  /// "dp=2,tp=2" plus the pipeline, if any ("pp=2,m=4,1f1b"), and the
+  /// memory techniques ("zero1(dp),recompute=full,bf16").
   std::string str() const;
   /// What compiles it (cluster and budget from `options`).
   CompileOptions compileOptions(const GraphPlanOptions &options) const;

@@ -14,8 +14,12 @@
 // time as pc-run --profile-ops measures it), the shared-memory
 // communicator's all-reduce bandwidth (direct calls) and latency (a
 // compiled chain of tiny all-reduces, as the runtime fires them: the
-// members meet from their own streams), and a pipeline hop's latency (a
-// token per device passed around a ring of one-device meshes).
+// members meet from their own streams; with 4 or more devices, parted
+// into a latency per call and one per ring step by the same chain over
+// pairs of devices), a pipeline hop's latency (a token per device passed
+// around a ring of one-device meshes), and the share of the cores a
+// collective's members hold through its latency (latency_busy: fitted with
+// pc-simulate to a data-parallel backward in miniature).
 // Writes the cluster spec (docs/planning.md) to stdout. The measured
 // matmul rate is the spec's peak, so its matmul efficiency is 1.
 //
@@ -313,9 +317,10 @@ struct Figures {
 };
 
 /// pc-simulate's step for `src` over `figures` (written to a spec file,
-/// as pc-run --cluster reads it), its compute timed by an op profile.
-absl::StatusOr<double> simulated(const std::string &src,
-                                 const Figures &figures) {
+/// as pc-run --cluster reads it), its compute timed by `profile` (the
+/// JSON of Program::profileOps).
+absl::StatusOr<double> simulated(const std::string &src, const Figures &figures,
+                                 const std::string &profile) {
   char path[] = "/tmp/pc-calibrate-XXXXXX.json";
   int fd = mkstemps(path, 5);
   if (fd < 0)
@@ -330,13 +335,10 @@ absl::StatusOr<double> simulated(const std::string &src,
     options.cluster = path;
     absl::StatusOr<pc::api::Program> program =
         pc::api::compileSource(src, "calibrate", options);
-    absl::StatusOr<std::string> profile =
-        program.ok() ? program->profileOps(figures.threads)
-                     : absl::StatusOr<std::string>(program.status());
     double t = 0;
-    if (!profile.ok())
-      step = profile.status();
-    else if (absl::StatusOr<std::string> s = program->simulate(&t, *profile);
+    if (!program.ok())
+      step = program.status();
+    else if (absl::StatusOr<std::string> s = program->simulate(&t, profile);
              !s.ok())
       step = s.status();
     else
@@ -381,12 +383,20 @@ std::string backwardGraph(int devices, int grads, int between) {
 }
 
 /// The value of `field` in [lo, hi] at which pc-simulate predicts
-/// `measured` for `src`, by bisection: the prediction grows with it.
+/// `measured` for `src`, by bisection: the prediction grows with it. The
+/// ops are profiled once, so that every step of it sees the same times.
 absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
                            double hi, const std::string &src, double measured) {
+  absl::StatusOr<pc::api::Program> program =
+      pc::api::compileSource(src, "calibrate");
+  if (!program.ok())
+    return program.status();
+  absl::StatusOr<std::string> profile = program->profileOps(figures.threads);
+  if (!profile.ok())
+    return profile.status();
   for (int i = 0; i < 12; ++i) {
     figures.*field = (lo + hi) / 2;
-    absl::StatusOr<double> predicted = simulated(src, figures);
+    absl::StatusOr<double> predicted = simulated(src, figures, *profile);
     if (!predicted.ok())
       return predicted;
     (*predicted < measured ? lo : hi) = figures.*field;
@@ -570,7 +580,7 @@ int main(int argc, char **argv) {
   figures.firing = firing;
   if (devices > 1) {
     absl::StatusOr<double> busy =
-        latencyBusy(figures, *latency, 2 * (devices - 1) * alpha);
+        latencyBusy(figures, *latency, call + 2 * (devices - 1) * alpha);
     if (!busy.ok()) {
       std::fprintf(stderr, "pc-bench-calibrate: %s\n",
                    busy.status().ToString().c_str());
