@@ -273,6 +273,14 @@ absl::StatusOr<double> hopLatency(int devices, int threads, double opCost) {
   return std::max(0.0, *t / links - opCost);
 }
 
+/// Prints `s` when it is an error, and says whether it is.
+bool failed(const absl::Status &s) {
+  if (s.ok())
+    return false;
+  std::fprintf(stderr, "pc-bench-calibrate: %s\n", s.ToString().c_str());
+  return true;
+}
+
 /// The figures of a spec, and its JSON (docs/planning.md).
 struct Figures {
   int devices = 1, threads = 1, concurrent = 1;
@@ -475,11 +483,8 @@ int main(int argc, char **argv) {
 
   double expKernel = 0;
   absl::StatusOr<double> latency = opLatency(devices, threads, &expKernel);
-  if (!latency.ok()) {
-    std::fprintf(stderr, "pc-bench-calibrate: %s\n",
-                 latency.status().ToString().c_str());
+  if (failed(latency.status()))
     return 1;
-  }
 
   // The communicator: all-reduce of 1 KiB (latency) and 64 MiB (bandwidth).
   double alpha = 0, beta = 0, call = 0;
@@ -523,11 +528,8 @@ int main(int argc, char **argv) {
     // meet from their own streams (3x on two devices).
     absl::StatusOr<double> inRuntime =
         allReduceLatency(devices, threads, *latency);
-    if (!inRuntime.ok()) {
-      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
-                   inRuntime.status().ToString().c_str());
+    if (failed(inRuntime.status()))
       return 1;
-    }
     alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
     // With pairs as well (4 or more devices, in pairs): the latency of a
     // call over m members is call + 2 (m - 1) alpha. On shared cores most
@@ -535,11 +537,8 @@ int main(int argc, char **argv) {
     if (devices >= 4 && devices % 2 == 0) {
       absl::StatusOr<double> pairs =
           pairAllReduceLatency(devices, threads, *latency);
-      if (!pairs.ok()) {
-        std::fprintf(stderr, "pc-bench-calibrate: %s\n",
-                     pairs.status().ToString().c_str());
+      if (failed(pairs.status()))
         return 1;
-      }
       double full = std::max(tSmall, *inRuntime);
       alpha =
           std::max(tSmall / (2 * (m - 1)), (full - *pairs) / (2 * (m - 1) - 2));
@@ -550,11 +549,8 @@ int main(int argc, char **argv) {
   double p2p = 0;
   if (devices > 1) {
     absl::StatusOr<double> hop = hopLatency(devices, threads, *latency);
-    if (!hop.ok()) {
-      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
-                   hop.status().ToString().c_str());
+    if (failed(hop.status()))
       return 1;
-    }
     // The receive's own firing is timed as an op.
     p2p = std::max(0.0, *hop - *latency);
   }
@@ -581,11 +577,8 @@ int main(int argc, char **argv) {
   if (devices > 1) {
     absl::StatusOr<double> busy =
         latencyBusy(figures, *latency, call + 2 * (devices - 1) * alpha);
-    if (!busy.ok()) {
-      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
-                   busy.status().ToString().c_str());
+    if (failed(busy.status()))
       return 1;
-    }
     figures.latencyBusy = *busy;
   }
   std::fputs(figures.json().c_str(), stdout);

@@ -120,23 +120,21 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
       specError(with("\"devices_per_node\": 1", "\"devices_per_node\": 2"))
           .find("'intra_node' is missing"),
       std::string::npos);
-  EXPECT_NE(
-      specError(
-          with("\"devices_per_node\": 1",
-               "\"devices_per_node\": 2, \"intra_node\": "
-               "{\"kind\": \"nvlink\", \"bandwidth\": 1e9, \"latency\": 1e-6, "
-               "\"latency_busy\": 1.5}"))
-          .find("'intra_node.latency_busy' is a fraction of the latency "
-                "and must be at most 1"),
-      std::string::npos);
-  EXPECT_NE(
-      specError(
-          with("\"devices_per_node\": 1",
-               "\"devices_per_node\": 2, \"intra_node\": "
-               "{\"kind\": \"nvlink\", \"bandwidth\": 1e9, \"latency\": 1e-6, "
-               "\"call_latency\": -1}"))
-          .find("'intra_node.call_latency' must be positive"),
-      std::string::npos);
+  // An intra-node link with one more field.
+  auto linkWith = [&](const std::string &field) {
+    return specError(with("\"devices_per_node\": 1",
+                          "\"devices_per_node\": 2, \"intra_node\": "
+                          "{\"kind\": \"nvlink\", \"bandwidth\": 1e9, "
+                          "\"latency\": 1e-6, " +
+                              field + "}"));
+  };
+  EXPECT_NE(linkWith("\"latency_busy\": 1.5")
+                .find("'intra_node.latency_busy' is a fraction of the latency "
+                      "and must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(linkWith("\"call_latency\": -1")
+                .find("'intra_node.call_latency' must be positive"),
+            std::string::npos);
   EXPECT_NE(specError(with("\"nodes\": 1", "\"nodes\": -3"))
                 .find("'nodes' must be a positive integer"),
             std::string::npos);
