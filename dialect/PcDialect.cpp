@@ -28,9 +28,10 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
   Attribute value = attr.getValue();
   if (name == pc::attrs::kStage) {
     auto stage = dyn_cast<IntegerAttr>(value);
-    if (!stage || stage.getInt() < 0)
-      return op->emitOpError("'pc.stage' is a model stage: an integer of at "
-                             "least 0");
+    // Bounded, so that stage counts (the largest plus one) cannot overflow.
+    if (!stage || stage.getInt() < 0 || stage.getInt() >= (int64_t(1) << 20))
+      return op->emitOpError("'pc.stage' is a model stage: an integer from "
+                             "0 to 2^20 - 1");
     return success();
   }
   if (name == pc::attrs::kSegment) {

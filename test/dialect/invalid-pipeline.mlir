@@ -30,8 +30,17 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'pc.tanh' op 'pc.stage' is a model stage: an integer of at least 0}}
+  // expected-error @+1 {{'pc.tanh' op 'pc.stage' is a model stage: an integer from 0 to 2^20 - 1}}
   %a = pc.tanh %x {pc.stage = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// The largest stage plus one is the stage count: it must not overflow.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'pc.tanh' op 'pc.stage' is a model stage: an integer from 0 to 2^20 - 1}}
+  %a = pc.tanh %x {pc.stage = 9223372036854775807 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %a : tensor<4xf32>
 }
 
