@@ -178,6 +178,27 @@ private:
   std::vector<void *> held;
 };
 
+/// A call's temporaries, reused from call to call as the runtime's caching
+/// allocator reuses them (a cudaMalloc per call would time the allocator,
+/// and stall the stream). Holds one temporary: the matmul's workspace.
+class ReusedScratch final : public portable::Scratch {
+public:
+  void *get(size_t bytes) override {
+    if (bytes > size) {
+      cudaFree(p);
+      p = nullptr;
+      cudaMalloc(&p, bytes);
+      size = bytes;
+    }
+    return p;
+  }
+  ~ReusedScratch() override { cudaFree(p); }
+
+private:
+  void *p = nullptr;
+  size_t size = 0;
+};
+
 /// Seconds per call of `fn`, by CUDA events over `reps` calls after one
 /// warm-up.
 template <typename Fn> double gpuTime(cudaStream_t s, int reps, Fn fn) {
@@ -261,8 +282,9 @@ void gpuBench() {
     cudaMemset(b, 0, bytes);
     portable::MatmulShape shape;
     shape.m = shape.n = shape.k = n;
+    ReusedScratch workspace;
     double ours = gpuTime(
-        s, 10, [&] { k->matmul(l, elem, a, b, elem, c, shape, scratch); });
+        s, 10, [&] { k->matmul(l, elem, a, b, elem, c, shape, workspace); });
     double bare = bareLt(s, type, n, a, b, c, ws, 32 << 20);
     std::printf("matmul 4096^3 %-5s backend %.3f ms (%.0f TFLOP/s), bare "
                 "cuBLASLt %.3f ms: %.2fx (target >= 0.9)\n",

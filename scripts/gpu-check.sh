@@ -10,24 +10,46 @@
 #      bandwidth, and training throughput (MFU) of the tiny GPT and
 #      GPT-2 small (124M) on one GPU.
 # Prints a summary; exits non-zero when a check failed. About 5-8 minutes.
+# Each check has a time limit (PC_CHECK_TIMEOUT seconds, default 300), so a
+# hang fails that check instead of holding the machine.
 #
 #   scripts/gpu-check.sh
 #
 # Environment: PC_BUILD_DIR (default build-gpu), PC_PEAK_TFLOPS (the GPU's
 # dense bf16 peak for MFU; default 989, an H100/H200 SXM).
+#
+# On a GPU machine without pc's build dependencies, unpack the archive that
+# scripts/gpu-bundle.sh makes into PC_BUILD_DIR: with no build.ninja there,
+# the check runs the bundle's binaries and skips the build.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${PC_BUILD_DIR:-$root/build-gpu}
 peak=${PC_PEAK_TFLOPS:-989}
 python=${PYTHON:-python3}
+limit=${PC_CHECK_TIMEOUT:-300}
 summary=()
 failed=0
 note() { summary+=("$1"); echo "== $1"; }
 check() { # check NAME COMMAND...: runs it, records ok/FAILED
   local name=$1
   shift
-  if "$@"; then note "$name: ok"; else note "$name: FAILED"; failed=1; fi
+  local t0=$SECONDS rc=0
+  if declare -F "$1" >/dev/null; then # a function runs in a child bash
+    timeout --kill-after=10 "$limit" bash -c "$(declare -f "$1"); \"\$@\"" _ "$@" ||
+      rc=$?
+  else
+    timeout --kill-after=10 "$limit" "$@" || rc=$?
+  fi
+  if [ $rc -eq 0 ]; then
+    note "$name: ok ($((SECONDS - t0)) s)"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    note "$name: FAILED (no end after $limit s)"
+    failed=1
+  else
+    note "$name: FAILED (exit $rc)"
+    failed=1
+  fi
 }
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
@@ -38,15 +60,29 @@ if [ "${gpus:-0}" -eq 0 ]; then
   exit 1
 fi
 
-# 1. Build: only what the checks run, for the GPUs present.
-start=$SECONDS
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DPC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native >/dev/null ||
-    { echo "gpu-check: configure failed"; exit 1; }
+# 1. Build: only what the checks run, for the GPUs present; or take the
+# binaries of a bundle (scripts/gpu-bundle.sh) as they are.
+if [ ! -f "$build/build.ninja" ] && [ -x "$build/bin/pc-run" ]; then
+  note "build: prebuilt bundle in $build"
+  export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # A bundle leaves cuBLAS(Lt) and NCCL to the machine: find them where
+  # the loader does not (a toolkit's lib64, a Python environment's wheels).
+  for so in libcublasLt.so.13 libcublas.so.13 libnccl.so.2; do
+    ldconfig -p | grep -q "$so" && continue
+    dir=$(find /usr/local/cuda*/lib* /usr/local/cuda*/targets/*/lib /opt \
+      /usr/lib -name "$so" -print -quit 2>/dev/null | xargs -r dirname)
+    [ -n "$dir" ] && export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  done
+  echo "== LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+else
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DPC_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native >/dev/null ||
+      { echo "gpu-check: configure failed"; exit 1; }
+  fi
+  check "build" cmake --build "$build" --target \
+    PcPortableKernelTests PcCudaTests pc-run pc-bench-device-kernels
 fi
-check "build ($((SECONDS - start)) s)" cmake --build "$build" --target \
-  PcPortableKernelTests PcCudaTests pc-run pc-bench-device-kernels
 
 # 2. GPU tests: every kernel against the CPU backend.
 check "CUDA device tests" "$build/test/unit/PcCudaTests"
@@ -55,6 +91,7 @@ check "kernels on cuda vs the CPU backend" \
 
 # 3. Training curves on cuda against cpu.
 work=$(mktemp -d)
+export root build python work
 trap 'rm -rf "$work"' EXIT
 sed 's/"dp"=2, "tp"=2/"dp"=1, "tp"=1/' "$root/examples/gpt_tiny_2x2.mlir" \
   >"$work/gpt1.mlir"
@@ -75,12 +112,13 @@ else
 fi
 
 # 4. Benchmarks.
-"$build/bench/pc-bench-device-kernels" --gpu-only | tee "$work/bench.txt"
+timeout "$limit" "$build/bench/pc-bench-device-kernels" --gpu-only |
+  tee "$work/bench.txt"
 mfu() { # mfu NAME GEN-ARGS...: bf16 training throughput on cuda:1
   local name=$1
   shift
   "$python" "$root/bench/gen_gpt.py" --mesh 1x1 "$@" >"$work/m.mlir" || return 1
-  "$build/bin/pc-run" "$work/m.mlir" --devices cuda:1 --train --steps 12 \
+  timeout "$limit" "$build/bin/pc-run" "$work/m.mlir" --devices cuda:1 --train --steps 12 \
     --mixed-precision bf16 --report "$work/mfu.json" >/dev/null || return 1
   "$python" - "$work/mfu.json" "$peak" "$name" "$@" <<'EOF'
 import json, sys

@@ -11,6 +11,7 @@
 
 #include "runtime/cuda/CublasMatmul.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "runtime/cuda/RowKernels.h"
 #include "runtime/kernels/portable/ThrustKernels.inl"
 
 #include <thrust/system/cuda/execution_policy.h>
@@ -74,6 +75,25 @@ public:
               Elem outType, void *out, const MatmulShape &s,
               Scratch &scratch) override {
     matmuls.run(l.stream, t, a, b, outType, out, s, scratch);
+  }
+
+  // Rows that fit a block's shared memory run a block per row
+  // (RowKernels.h); the rest, the general form's thread per row.
+  void normalize(const Launch &l, Elem t, const void *in, const void *gamma,
+                 const void *beta, void *out, int64_t rows, int64_t width,
+                 float epsilon, bool rms) override {
+    if (!cuda::normalizeRows(l.stream, t, in, gamma, beta, out, rows, width,
+                             epsilon, rms))
+      ThrustKernels::normalize(l, t, in, gamma, beta, out, rows, width, epsilon,
+                               rms);
+  }
+
+  void softmax(const Launch &l, Elem t, const void *in, void *out,
+               int64_t outer, int64_t len, int64_t inner, bool log, bool causal,
+               int64_t q) override {
+    if (inner != 1 ||
+        !cuda::softmaxRows(l.stream, t, in, out, outer, len, log, causal, q))
+      ThrustKernels::softmax(l, t, in, out, outer, len, inner, log, causal, q);
   }
 
 private:

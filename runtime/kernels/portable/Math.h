@@ -24,8 +24,15 @@
 
 #if defined(__CUDACC__)
 #define PC_HD __host__ __device__
+#define PC_PRAGMA(x) _Pragma(#x)
+/// Unrolls a loop fully (PC_UNROLL) or `n` times (PC_UNROLL_BY) on the
+/// GPU, where a loop's next load issues only once the last one's use has.
+#define PC_UNROLL _Pragma("unroll")
+#define PC_UNROLL_BY(n) PC_PRAGMA(unroll n)
 #else
 #define PC_HD
+#define PC_UNROLL
+#define PC_UNROLL_BY(n)
 #endif
 
 namespace pc::runtime::portable {
@@ -129,10 +136,16 @@ struct Index {
   int64_t size[kMaxRank] = {};
   int64_t stride[kMaxRank] = {};
 
-  /// The operand's offset of element `i` of the shape.
+  /// The operand's offset of element `i` of the shape. The loop is
+  /// unrolled over kMaxRank so that every array index is a constant: a
+  /// dynamic one would put the arrays, and so the whole functor, in each
+  /// GPU thread's local memory.
   PC_HD int64_t offset(int64_t i) const {
     int64_t off = 0;
-    for (int32_t d = rank - 1; d >= 0; --d) {
+    PC_UNROLL
+    for (int32_t d = kMaxRank - 1; d >= 0; --d) {
+      if (d >= rank)
+        continue;
       int64_t s = size[d];
       off += (i % s) * stride[d];
       i /= s;
@@ -295,22 +308,34 @@ template <typename At> PC_HD float rowMax(At at, int64_t n) {
 struct RowStats {
   float shift, scale;
 };
+
+/// Lane `l` of a row's sums: Σx and Σx² in double over the elements
+/// l, l + 8, ... of the whole eight-element groups. Each lane is its own
+/// chain, so that lanes computed apart (the CUDA backend's threads) give
+/// the bits of lanes computed together.
 template <typename At>
-PC_HD RowStats rowStats(At at, int64_t n, double epsilon, bool rms) {
-  double s[kLanes] = {}, q[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      double v = at(i + l);
-      s[l] += v;
-      q[l] += v * v;
-    }
+PC_HD void laneMoments(At at, int64_t n, int l, double &s, double &q) {
+  s = 0;
+  q = 0;
+  PC_UNROLL_BY(8)
+  for (int64_t i = l; i + (kLanes - l) <= n; i += kLanes) {
+    double v = at(i);
+    s += v;
+    q += v * v;
+  }
+}
+
+/// The row's statistics from its lanes' sums: the lanes in order, then the
+/// tail past the last whole group.
+template <typename At>
+PC_HD RowStats finishStats(const double *s, const double *q, At at, int64_t n,
+                           double epsilon, bool rms) {
   double mean = 0, sq = 0;
   for (int l = 0; l < kLanes; ++l) {
     mean += s[l];
     sq += q[l];
   }
-  for (; i < n; ++i) {
+  for (int64_t i = n / kLanes * kLanes; i < n; ++i) {
     double v = at(i);
     mean += v;
     sq += v * v;
@@ -319,6 +344,27 @@ PC_HD RowStats rowStats(At at, int64_t n, double epsilon, bool rms) {
   double var = sq / n - (rms ? 0 : mean * mean);
   return {rms ? 0.0f : static_cast<float>(mean),
           static_cast<float>(1 / std::sqrt(var + epsilon))};
+}
+
+template <typename At>
+PC_HD RowStats rowStats(At at, int64_t n, double epsilon, bool rms) {
+  double s[kLanes], q[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+    laneMoments(at, n, l, s[l], q[l]);
+  return finishStats(s, q, at, n, epsilon, rms);
+}
+
+/// One output of a layer or RMS norm: x̂ · gamma + beta (beta 0 for RMS).
+PC_HD inline float normalizedOf(float x, RowStats s, float gamma, float beta) {
+  float v = (x - s.shift) * s.scale * gamma;
+  return v + beta;
+}
+
+/// One output of a softmax (or log-softmax) whose row has maximum `mx`,
+/// Σ exp(x − mx) `sum` and log-sum-exp `lse`.
+PC_HD inline float softmaxOf(float x, float mx, float sum, float lse,
+                             bool log) {
+  return log ? x - lse : std::exp(x - mx) / sum;
 }
 
 /// Adam's constants, as the f32 values its elementwise form multiplies by.

@@ -122,6 +122,20 @@ struct Operand {
   PC_HD int64_t at(int64_t i) const { return direct ? i : index.offset(i); }
 };
 
+/// The offsets of two operands that both have out's shape: a functor of a
+/// few words instead of two Indexes (what a GPU thread copies per element).
+struct Same {
+  PC_HD int64_t at(int64_t i) const { return i; }
+};
+
+/// Calls fn(oa, ob), or fn(Same, Same) when both are out's own shape.
+template <typename Fn>
+void withOffsets(const Operand &oa, const Operand &ob, Fn fn) {
+  if (oa.direct && ob.direct)
+    return fn(Same{}, Same{});
+  fn(oa, ob);
+}
+
 Operand operand(const Index &ix, int64_t n) {
   bool direct = true;
   int64_t expect = 1;
@@ -133,9 +147,9 @@ Operand operand(const Index &ix, int64_t n) {
   return {ix, direct && expect == n};
 }
 
-template <typename T> struct BinaryFloat {
+template <typename T, typename Off = Operand> struct BinaryFloat {
   const T *a, *b;
-  Operand ia, ib;
+  Off ia, ib;
   T *out;
   BinaryOp op;
   PC_HD void operator()(int64_t i) const {
@@ -145,9 +159,9 @@ template <typename T> struct BinaryFloat {
   }
 };
 
-template <typename T> struct BinaryInt {
+template <typename T, typename Off = Operand> struct BinaryInt {
   const T *a, *b;
-  Operand ia, ib;
+  Off ia, ib;
   T *out;
   BinaryOp op;
   PC_HD void operator()(int64_t i) const {
@@ -155,9 +169,9 @@ template <typename T> struct BinaryInt {
   }
 };
 
-template <typename T> struct CompareFloat {
+template <typename T, typename Off = Operand> struct CompareFloat {
   const T *a, *b;
-  Operand ia, ib;
+  Off ia, ib;
   T *out;
   CompareOp op;
   PC_HD void operator()(int64_t i) const {
@@ -198,7 +212,7 @@ template <typename T> struct Softmax {
       float sum = rowSum([&](int64_t i) { return std::exp(at(i) - mx); }, n);
       float lse = mx + std::log(sum);
       for (int64_t i = 0; i < len; ++i) {
-        float v = i < n ? (log ? at(i) - lse : std::exp(at(i) - mx) / sum)
+        float v = i < n ? softmaxOf(at(i), mx, sum, lse, log)
                         : (log ? -INFINITY : 0.0f);
         Float<T>::store(y, base + i * inner, v);
       }
@@ -212,8 +226,7 @@ template <typename T> struct Softmax {
       sum += std::exp(at(i) - mx);
     float lse = mx + std::log(sum);
     for (int64_t i = 0; i < len; ++i)
-      Float<T>::store(y, base + i * inner,
-                      log ? at(i) - lse : std::exp(at(i) - mx) / sum);
+      Float<T>::store(y, base + i * inner, softmaxOf(at(i), mx, sum, lse, log));
   }
 };
 
@@ -269,11 +282,10 @@ template <typename T> struct Normalize {
     int64_t base = row * width;
     auto at = [&](int64_t i) { return Float<T>::load(x, base + i); };
     RowStats s = rowStats(at, width, epsilon, rms);
-    for (int64_t i = 0; i < width; ++i) {
-      float v = (at(i) - s.shift) * s.scale * Float<T>::load(gamma, i);
-      v = v + (beta ? Float<T>::load(beta, i) : 0.0f);
-      Float<T>::store(y, base + i, v);
-    }
+    for (int64_t i = 0; i < width; ++i)
+      Float<T>::store(y, base + i,
+                      normalizedOf(at(i), s, Float<T>::load(gamma, i),
+                                   beta ? Float<T>::load(beta, i) : 0.0f));
   }
 };
 
@@ -690,34 +702,38 @@ public:
   void binary(const Launch &l, BinaryOp op, Elem t, const void *a,
               const Index &ia, const void *b, const Index &ib, void *out,
               int64_t n) override {
-    Operand oa = operand(ia, n), ob = operand(ib, n);
-    if (isInt(t))
-      return onInt(t, [&](auto z) {
+    withOffsets(operand(ia, n), operand(ib, n), [&](auto oa, auto ob) {
+      using Off = decltype(oa);
+      if (isInt(t))
+        return onInt(t, [&](auto z) {
+          using T = decltype(z);
+          forEach<Policy>(l, n,
+                          BinaryInt<T, Off>{static_cast<const T *>(a),
+                                            static_cast<const T *>(b), oa, ob,
+                                            static_cast<T *>(out), op});
+        });
+      onFloat(t, [&](auto z) {
         using T = decltype(z);
         forEach<Policy>(l, n,
-                        BinaryInt<T>{static_cast<const T *>(a),
-                                     static_cast<const T *>(b), oa, ob,
-                                     static_cast<T *>(out), op});
+                        BinaryFloat<T, Off>{static_cast<const T *>(a),
+                                            static_cast<const T *>(b), oa, ob,
+                                            static_cast<T *>(out), op});
       });
-    onFloat(t, [&](auto z) {
-      using T = decltype(z);
-      forEach<Policy>(l, n,
-                      BinaryFloat<T>{static_cast<const T *>(a),
-                                     static_cast<const T *>(b), oa, ob,
-                                     static_cast<T *>(out), op});
     });
   }
 
   void compare(const Launch &l, CompareOp op, Elem t, const void *a,
                const Index &ia, const void *b, const Index &ib, void *out,
                int64_t n) override {
-    Operand oa = operand(ia, n), ob = operand(ib, n);
-    onFloat(t, [&](auto z) {
-      using T = decltype(z);
-      forEach<Policy>(l, n,
-                      CompareFloat<T>{static_cast<const T *>(a),
-                                      static_cast<const T *>(b), oa, ob,
-                                      static_cast<T *>(out), op});
+    withOffsets(operand(ia, n), operand(ib, n), [&](auto oa, auto ob) {
+      using Off = decltype(oa);
+      onFloat(t, [&](auto z) {
+        using T = decltype(z);
+        forEach<Policy>(l, n,
+                        CompareFloat<T, Off>{static_cast<const T *>(a),
+                                             static_cast<const T *>(b), oa, ob,
+                                             static_cast<T *>(out), op});
+      });
     });
   }
 

@@ -1,0 +1,178 @@
+//===- RowKernels.cu - Row-wise norms and softmax, a block per row --------===//
+//
+// See RowKernels.h. Built with the rest of the CUDA backend's kernels
+// (--fmad=false: no multiply-add contracted that the host build does not).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/RowKernels.h"
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace pc::cuda {
+namespace {
+
+using runtime::portable::BF16;
+using runtime::portable::Elem;
+using runtime::portable::F16;
+using runtime::portable::Float;
+using runtime::portable::kLanes;
+using runtime::portable::RowStats;
+
+/// Threads per block: few enough that an SM holds many rows at once, to
+/// hide the norm's eight-thread lane sums behind other rows' loads.
+constexpr int kThreads = 128;
+/// The longest row staged in shared memory: 48 KiB of f32, what a block
+/// gets without opting in to more.
+constexpr int64_t kMaxRow = 12 * 1024;
+
+bool fits(int64_t rows, int64_t len) {
+  return rows > 0 && rows <= INT_MAX && len > 0 && len <= kMaxRow;
+}
+
+void launched(const char *what) {
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+/// Calls fn(T{}) with T the storage of float type `t`.
+template <typename Fn> void onFloat(Elem t, Fn fn) {
+  switch (t) {
+  case Elem::F16:
+    return fn(F16{});
+  case Elem::BF16:
+    return fn(BF16{});
+  default:
+    return fn(float{});
+  }
+}
+
+/// Row `blockIdx.x` of `x`, loaded into f32 in shared memory, coalesced.
+template <typename T>
+__device__ void stageRow(const T *x, int64_t base, int64_t len, float *row) {
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    row[i] = Float<T>::load(x, base + i);
+  __syncthreads();
+}
+
+/// `op` over the block's values, the same in every thread: a warp's by
+/// shuffles, then the warps' in order by thread 0.
+template <typename Op>
+__device__ float blockReduce(float v, Op op, float *part, float *result) {
+  for (int off = 16; off > 0; off /= 2)
+    v = op(v, __shfl_down_sync(0xffffffffu, v, off));
+  if (threadIdx.x % 32 == 0)
+    part[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float r = part[0];
+    for (int w = 1; w < kThreads / 32; ++w)
+      r = op(r, part[w]);
+    *result = r;
+  }
+  __syncthreads();
+  return *result;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    normalizeKernel(const T *x, const T *gamma, const T *beta, T *y,
+                    int64_t width, float epsilon, bool rms) {
+  extern __shared__ float row[];
+  __shared__ double sums[2 * kLanes];
+  __shared__ RowStats stats;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
+  stageRow(x, base, width, row);
+  auto at = [&](int64_t i) { return row[i]; };
+  // The eight lanes of Σx and Σx² on eight threads, each its own chain.
+  if (threadIdx.x < kLanes)
+    runtime::portable::laneMoments(at, width, threadIdx.x, sums[threadIdx.x],
+                                   sums[kLanes + threadIdx.x]);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    stats = runtime::portable::finishStats(sums, sums + kLanes, at, width,
+                                           epsilon, rms);
+  __syncthreads();
+  const RowStats s = stats;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x)
+    Float<T>::store(
+        y, base + i,
+        runtime::portable::normalizedOf(row[i], s, Float<T>::load(gamma, i),
+                                        beta ? Float<T>::load(beta, i) : 0.0f));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    softmaxKernel(const T *x, T *y, int64_t len, int64_t q, bool log,
+                  bool causal) {
+  extern __shared__ float row[];
+  __shared__ float part[kThreads / 32];
+  __shared__ float result;
+  const int64_t o = blockIdx.x, base = o * len;
+  const int64_t n = causal && o % q + 1 < len ? o % q + 1 : len;
+  stageRow(x, base, n, row);
+  float mx = -INFINITY;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    mx = runtime::portable::maxOf(mx, row[i]);
+  mx = blockReduce(
+      mx, [](float a, float b) { return runtime::portable::maxOf(a, b); }, part,
+      &result);
+  float sum = 0;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    sum += std::exp(row[i] - mx);
+  sum = blockReduce(
+      sum, [](float a, float b) { return a + b; }, part, &result);
+  const float lse = mx + std::log(sum);
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    Float<T>::store(
+        y, base + i,
+        i < n ? runtime::portable::softmaxOf(row[i], mx, sum, lse, log)
+              : (log ? -INFINITY : 0.0f));
+}
+
+} // namespace
+
+bool normalizeRows(void *stream, Elem t, const void *in, const void *gamma,
+                   const void *beta, void *out, int64_t rows, int64_t width,
+                   float epsilon, bool rms) {
+  if (!fits(rows, width))
+    return false;
+  onFloat(t, [&](auto z) {
+    using T = decltype(z);
+    normalizeKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, width * sizeof(float),
+           static_cast<cudaStream_t>(stream)>>>(
+            static_cast<const T *>(in), static_cast<const T *>(gamma),
+            static_cast<const T *>(beta), static_cast<T *>(out), width, epsilon,
+            rms);
+  });
+  launched("layer/RMS norm kernel");
+  return true;
+}
+
+bool softmaxRows(void *stream, Elem t, const void *in, void *out, int64_t rows,
+                 int64_t len, bool log, bool causal, int64_t q) {
+  if (!fits(rows, len) || (causal && q < 1))
+    return false;
+  onFloat(t, [&](auto z) {
+    using T = decltype(z);
+    softmaxKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, len * sizeof(float),
+           static_cast<cudaStream_t>(stream)>>>(static_cast<const T *>(in),
+                                                static_cast<T *>(out), len, q,
+                                                log, causal);
+  });
+  launched("softmax kernel");
+  return true;
+}
+
+} // namespace pc::cuda

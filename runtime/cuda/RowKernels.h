@@ -1,0 +1,40 @@
+//===- RowKernels.h - Row-wise norms and softmax, a block per row -*- C++
+//-*-===//
+//
+// The CUDA backend's forms of the portable layer/RMS norm and softmax
+// (ThrustKernels.inl): one thread block per row instead of one thread, so
+// that a row is read once, coalesced, into shared memory, and its math
+// runs on many threads. The math is Math.h's, shared with the host build:
+// the norm's eight lane sums run one lane per thread in the CPU's order
+// (the same bits); the softmax's maximum and sum are block reductions
+// (within roundings, as the portable softmax is of the CPU's oneDNN one).
+//
+// Each returns false, having queued nothing, for a shape it does not take
+// (a row longer than shared memory holds; more rows than a grid): the
+// caller runs the general form. A failed launch throws, as Thrust does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_RUNTIME_CUDA_ROWKERNELS_H
+#define PC_RUNTIME_CUDA_ROWKERNELS_H
+
+#include "runtime/kernels/portable/DeviceKernels.h"
+
+#include <cstdint>
+
+namespace pc::cuda {
+
+/// DeviceKernels::normalize over `rows` contiguous rows of `width`.
+bool normalizeRows(void *stream, runtime::portable::Elem t, const void *in,
+                   const void *gamma, const void *beta, void *out, int64_t rows,
+                   int64_t width, float epsilon, bool rms);
+
+/// DeviceKernels::softmax over contiguous rows (inner == 1): `rows` of
+/// `len`; causal rows see (row % q) + 1 entries.
+bool softmaxRows(void *stream, runtime::portable::Elem t, const void *in,
+                 void *out, int64_t rows, int64_t len, bool log, bool causal,
+                 int64_t q);
+
+} // namespace pc::cuda
+
+#endif // PC_RUNTIME_CUDA_ROWKERNELS_H
