@@ -8,7 +8,10 @@
 #      against cpu:4 as DP2 x TP2 when there are 4 GPUs): the curves agree;
 #   4. runs the GPU benchmarks: matmul against bare cuBLASLt, kernels'
 #      bandwidth, and training throughput (MFU) of the tiny GPT and
-#      GPT-2 small (124M) on one GPU.
+#      GPT-2 small (124M) on one GPU;
+#   5. where the machine has 8 CPU cores or more, the pipeline bubble
+#      benchmark on CPU devices (bench/pipeline.py), whose target needs a
+#      core per stage, which a 2-core build machine lacks.
 # Prints a summary; exits non-zero when a check failed. About 5-8 minutes.
 # Each check has a time limit (PC_CHECK_TIMEOUT seconds, default 300), so a
 # hang fails that check instead of holding the machine.
@@ -139,8 +142,17 @@ mfu "tiny GPT" --layers 2 --hidden 256 --heads 8 --batch 8 --seq 128 \
 mfu "GPT-2 small" --layers 12 --hidden 768 --heads 12 --batch 8 --seq 1024 \
   --vocab 50257 | tee -a "$work/bench.txt"
 
+# 5. CPU benchmarks that want a core per device.
+if [ "$(nproc)" -ge 8 ]; then
+  timeout "$limit" "$python" "$root/bench/pipeline.py" --build "$build" |
+    tee "$work/pipeline.txt"
+else
+  echo "== pipeline bubble: skipped ($(nproc) cores; it wants 8)"
+fi
+
 echo
 echo "== gpu-check summary"
 for line in "${summary[@]}"; do echo "  $line"; done
 grep -E "matmul|% of peak|MFU" "$work/bench.txt" | sed 's/^/  /'
+[ -f "$work/pipeline.txt" ] && sed 's/^/  /' "$work/pipeline.txt"
 exit $failed
