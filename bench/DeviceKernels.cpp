@@ -9,8 +9,8 @@
 // On a GPU (when the build has the CUDA backend and one is visible):
 //  - the product through the backend (CudaKernels' cuBLASLt path) against a
 //    bare cuBLASLt call, f32 and bf16, at 4096^3: target >= 0.9x;
-//  - elementwise add, layer norm and softmax at 64 MiB tensors, as a share
-//    of the GPU's memory bandwidth: target >= 70 %.
+//  - elementwise add, layer norm, its gradient and softmax at 64 MiB
+//    tensors, as a share of the GPU's memory bandwidth: target >= 70 %.
 //
 //   build/bench/pc-bench-device-kernels [--gpu-only]
 //
@@ -319,6 +319,13 @@ void gpuBench() {
                                 width, 1e-5f, false);
                  }),
          2.0 * elems * 4);
+  report("layer norm grad, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->layerNormGrad(l, portable::Elem::F32, y, x, g, z, rows,
+                                    width, 1e-5f);
+                 }),
+         3.0 * elems * 4);
   report("softmax, 64 MiB f32",
          gpuTime(s, 20,
                  [&] {

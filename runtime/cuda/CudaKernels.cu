@@ -88,6 +88,24 @@ public:
                                rms);
   }
 
+  void layerNormGrad(const Launch &l, Elem t, const void *dy, const void *x,
+                     const void *gamma, void *out, int64_t rows, int64_t width,
+                     float epsilon) override {
+    if (!cuda::layerNormGradRows(l.stream, t, dy, x, gamma, out, rows, width,
+                                 epsilon))
+      ThrustKernels::layerNormGrad(l, t, dy, x, gamma, out, rows, width,
+                                   epsilon);
+  }
+
+  void softmaxGrad(const Launch &l, Elem t, const void *dy, const void *y,
+                   void *out, int64_t outer, int64_t len, int64_t inner,
+                   bool causal, int64_t q) override {
+    if (inner != 1 ||
+        !cuda::softmaxGradRows(l.stream, t, dy, y, out, outer, len, causal, q))
+      ThrustKernels::softmaxGrad(l, t, dy, y, out, outer, len, inner, causal,
+                                 q);
+  }
+
   void softmax(const Launch &l, Elem t, const void *in, void *out,
                int64_t outer, int64_t len, int64_t inner, bool log, bool causal,
                int64_t q) override {

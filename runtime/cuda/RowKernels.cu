@@ -20,6 +20,7 @@ using runtime::portable::BF16;
 using runtime::portable::Elem;
 using runtime::portable::F16;
 using runtime::portable::Float;
+using runtime::portable::GradMeans;
 using runtime::portable::kLanes;
 using runtime::portable::RowStats;
 
@@ -107,6 +108,88 @@ __global__ void __launch_bounds__(kThreads)
                                         beta ? Float<T>::load(beta, i) : 0.0f));
 }
 
+/// The layer norm's input gradient: x and g = dy · gamma staged, then the
+/// row's statistics and the gradient's two means, each as eight lane
+/// chains on eight threads, then the outputs on every thread.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    layerNormGradKernel(const T *dy, const T *x, const T *gamma, T *out,
+                        int64_t width, float epsilon) {
+  extern __shared__ float staged[];
+  float *xs = staged, *gs = staged + width;
+  __shared__ double sums[2 * kLanes];
+  __shared__ RowStats stats;
+  __shared__ GradMeans means;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) {
+    xs[i] = Float<T>::load(x, base + i);
+    gs[i] = Float<T>::load(dy, base + i) * Float<T>::load(gamma, i);
+  }
+  __syncthreads();
+  auto xa = [&](int64_t i) { return xs[i]; };
+  if (threadIdx.x < kLanes)
+    runtime::portable::laneMoments(xa, width, threadIdx.x, sums[threadIdx.x],
+                                   sums[kLanes + threadIdx.x]);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    stats = runtime::portable::finishStats(sums, sums + kLanes, xa, width,
+                                           epsilon, false);
+  __syncthreads();
+  const RowStats s = stats;
+  auto g = [&](int64_t i) { return gs[i]; };
+  auto xhat = [&](int64_t i) { return runtime::portable::xhatOf(xs[i], s); };
+  if (threadIdx.x < kLanes)
+    runtime::portable::laneGradSums(g, xhat, width, threadIdx.x,
+                                    sums[threadIdx.x],
+                                    sums[kLanes + threadIdx.x]);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    means =
+        runtime::portable::finishGradSums(sums, sums + kLanes, g, xhat, width);
+  __syncthreads();
+  const GradMeans m = means;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x)
+    Float<T>::store(out, base + i,
+                    runtime::portable::layerNormGradOf(gs[i], xhat(i), s, m));
+}
+
+/// The softmax's input gradient over contiguous rows: dy and y staged, the
+/// dot product's eight lanes on eight threads (the CPU's split and bits),
+/// then the outputs on every thread.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    softmaxGradKernel(const T *dy, const T *y, T *out, int64_t len, int64_t q,
+                      bool causal) {
+  extern __shared__ float staged[];
+  float *gs = staged, *ps = staged + len;
+  __shared__ float lanes[kLanes];
+  __shared__ float dot;
+  const int64_t o = blockIdx.x, base = o * len;
+  const int64_t n = causal && o % q + 1 < len ? o % q + 1 : len;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    gs[i] = Float<T>::load(dy, base + i);
+    ps[i] = Float<T>::load(y, base + i);
+  }
+  __syncthreads();
+  auto g = [&](int64_t i) { return gs[i]; };
+  auto p = [&](int64_t i) { return ps[i]; };
+  if (threadIdx.x < kLanes)
+    lanes[threadIdx.x] = runtime::portable::laneDot(g, p, n, len, threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    dot = runtime::portable::finishDot(lanes, g, p, n, len);
+  __syncthreads();
+  const float d = dot;
+  PC_UNROLL_BY(8)
+  for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+    Float<T>::store(out, base + i,
+                    i < n ? runtime::portable::softmaxGradOf(gs[i], ps[i], d)
+                          : 0.0f);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     softmaxKernel(const T *x, T *y, int64_t len, int64_t q, bool log,
@@ -156,6 +239,41 @@ bool normalizeRows(void *stream, Elem t, const void *in, const void *gamma,
             rms);
   });
   launched("layer/RMS norm kernel");
+  return true;
+}
+
+bool layerNormGradRows(void *stream, Elem t, const void *dy, const void *x,
+                       const void *gamma, void *out, int64_t rows,
+                       int64_t width, float epsilon) {
+  if (!fits(rows, 2 * width)) // x and g staged
+    return false;
+  onFloat(t, [&](auto z) {
+    using T = decltype(z);
+    layerNormGradKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, 2 * width * sizeof(float),
+           static_cast<cudaStream_t>(stream)>>>(
+            static_cast<const T *>(dy), static_cast<const T *>(x),
+            static_cast<const T *>(gamma), static_cast<T *>(out), width,
+            epsilon);
+  });
+  launched("layer norm gradient kernel");
+  return true;
+}
+
+bool softmaxGradRows(void *stream, Elem t, const void *dy, const void *y,
+                     void *out, int64_t rows, int64_t len, bool causal,
+                     int64_t q) {
+  if (!fits(rows, 2 * len) || (causal && q < 1)) // dy and y staged
+    return false;
+  onFloat(t, [&](auto z) {
+    using T = decltype(z);
+    softmaxGradKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, 2 * len * sizeof(float),
+           static_cast<cudaStream_t>(stream)>>>(
+            static_cast<const T *>(dy), static_cast<const T *>(y),
+            static_cast<T *>(out), len, q, causal);
+  });
+  launched("softmax gradient kernel");
   return true;
 }
 

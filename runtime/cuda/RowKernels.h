@@ -1,13 +1,13 @@
-//===- RowKernels.h - Row-wise norms and softmax, a block per row -*- C++
-//-*-===//
+//===- RowKernels.h - Norms and softmax, a block per row --------*- C++ -*-===//
 //
-// The CUDA backend's forms of the portable layer/RMS norm and softmax
-// (ThrustKernels.inl): one thread block per row instead of one thread, so
-// that a row is read once, coalesced, into shared memory, and its math
-// runs on many threads. The math is Math.h's, shared with the host build:
-// the norm's eight lane sums run one lane per thread in the CPU's order
-// (the same bits); the softmax's maximum and sum are block reductions
-// (within roundings, as the portable softmax is of the CPU's oneDNN one).
+// The CUDA backend's forms of the portable layer/RMS norm, the layer
+// norm's input gradient, softmax and its gradient (ThrustKernels.inl): one
+// thread block per row instead of one thread, so that a row is read once,
+// coalesced, into shared memory, and its math runs on many threads. The math is
+// Math.h's, shared with the host build: the norms' and the softmax gradient's
+// eight lane sums run one lane per thread in the CPU's order (the same bits);
+// the softmax's maximum and sum are block reductions (within roundings, as the
+// portable softmax is of the CPU's oneDNN one).
 //
 // Each returns false, having queued nothing, for a shape it does not take
 // (a row longer than shared memory holds; more rows than a grid): the
@@ -28,6 +28,17 @@ namespace pc::cuda {
 bool normalizeRows(void *stream, runtime::portable::Elem t, const void *in,
                    const void *gamma, const void *beta, void *out, int64_t rows,
                    int64_t width, float epsilon, bool rms);
+
+/// DeviceKernels::layerNormGrad over `rows` contiguous rows of `width`.
+bool layerNormGradRows(void *stream, runtime::portable::Elem t, const void *dy,
+                       const void *x, const void *gamma, void *out,
+                       int64_t rows, int64_t width, float epsilon);
+
+/// DeviceKernels::softmaxGrad over contiguous rows (inner == 1), as
+/// softmaxRows.
+bool softmaxGradRows(void *stream, runtime::portable::Elem t, const void *dy,
+                     const void *y, void *out, int64_t rows, int64_t len,
+                     bool causal, int64_t q);
 
 /// DeviceKernels::softmax over contiguous rows (inner == 1): `rows` of
 /// `len`; causal rows see (row % q) + 1 entries.

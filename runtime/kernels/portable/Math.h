@@ -354,6 +354,93 @@ PC_HD RowStats rowStats(At at, int64_t n, double epsilon, bool rms) {
   return finishStats(s, q, at, n, epsilon, rms);
 }
 
+/// x̂ of one element: (x − shift) · scale.
+PC_HD inline float xhatOf(float x, RowStats s) {
+  return (x - s.shift) * s.scale;
+}
+
+/// Lane `l` of a layer norm gradient's sums over a row: Σg and Σg·x̂ in
+/// double (g = dy · gamma), over the whole eight-element groups, each lane
+/// its own chain (cpu::layerNormGrad's order, as laneMoments).
+template <typename G, typename X>
+PC_HD void laneGradSums(G g, X xhat, int64_t n, int l, double &sg,
+                        double &sgx) {
+  sg = 0;
+  sgx = 0;
+  PC_UNROLL_BY(8)
+  for (int64_t i = l; i + (kLanes - l) <= n; i += kLanes) {
+    float gv = g(i);
+    sg += double(gv);
+    sgx += double(gv) * double(xhat(i));
+  }
+}
+
+/// mean(g) and mean(g·x̂) of a row from its lanes' sums: the lanes in
+/// order, then the tail past the last whole group.
+struct GradMeans {
+  float g, gx;
+};
+template <typename G, typename X>
+PC_HD GradMeans finishGradSums(const double *lg, const double *lgx, G g, X xhat,
+                               int64_t n) {
+  double sg = 0, sgx = 0;
+  for (int l = 0; l < kLanes; ++l) {
+    sg += lg[l];
+    sgx += lgx[l];
+  }
+  for (int64_t i = n / kLanes * kLanes; i < n; ++i) {
+    float gv = g(i);
+    sg += gv;
+    sgx += double(gv) * double(xhat(i));
+  }
+  return {static_cast<float>(sg / n), static_cast<float>(sgx / n)};
+}
+
+/// One input gradient of a layer norm: scale · (g − mean(g) − x̂ ·
+/// mean(g·x̂)).
+PC_HD inline float layerNormGradOf(float g, float xhat, RowStats s,
+                                   GradMeans m) {
+  return s.scale * (g - m.g - xhat * m.gx);
+}
+
+/// Lane `l` of a softmax gradient's dot product Σ dy·y over a row of `len`
+/// whose first `n` entries count (a causal row ends at its diagonal): the
+/// whole eight-element groups before min(n, the row's last whole group),
+/// then the one partial group a causal row ends in, each lane its own
+/// chain (cpu::softmaxGrad's lanes: they keep the full row's split, so
+/// that zeros past the diagonal give the full form's bits).
+template <typename G, typename P>
+PC_HD float laneDot(G g, P p, int64_t n, int64_t len, int l) {
+  const int64_t full = len / kLanes * kLanes, end = n < full ? n : full;
+  float lane = 0;
+  int64_t i = l;
+  PC_UNROLL_BY(8)
+  for (; i + (kLanes - l) <= end; i += kLanes)
+    lane += g(i) * p(i);
+  // i - l is now the first group past `end`: the partial one, if any.
+  if (i - l < n && i - l < full && i < n)
+    lane += g(i) * p(i);
+  return lane;
+}
+
+/// The dot product from its lanes: the lanes in order, then the entries
+/// past the row's last whole group.
+template <typename G, typename P>
+PC_HD float finishDot(const float *lanes, G g, P p, int64_t n, int64_t len) {
+  const int64_t full = len / kLanes * kLanes;
+  float dot = 0;
+  for (int l = 0; l < kLanes; ++l)
+    dot += lanes[l];
+  for (int64_t i = n < full ? n : full; i < n; ++i)
+    dot += g(i) * p(i);
+  return dot;
+}
+
+/// One input gradient of a softmax: y · (dy − Σ dy·y).
+PC_HD inline float softmaxGradOf(float g, float p, float dot) {
+  return p * (g - dot);
+}
+
 /// One output of a layer or RMS norm: x̂ · gamma + beta (beta 0 for RMS).
 PC_HD inline float normalizedOf(float x, RowStats s, float gamma, float beta) {
   float v = (x - s.shift) * s.scale * gamma;

@@ -247,28 +247,17 @@ template <typename T> struct SoftmaxGrad {
       // its lanes keep the full row's split, so that zeros past the
       // diagonal give the full form's bits.
       n = causal ? (o % q + 1 < len ? o % q + 1 : len) : len;
-      int64_t full = len / kLanes * kLanes, lanesEnd = n < full ? n : full;
-      float lanes[kLanes] = {};
-      int64_t i = 0;
-      for (; i + kLanes <= lanesEnd; i += kLanes)
-        for (int l = 0; l < kLanes; ++l)
-          lanes[l] += g(i + l) * p(i + l);
-      if (i < n && i < full) {
-        for (int l = 0; i + l < n; ++l)
-          lanes[l] += g(i + l) * p(i + l);
-        i = n;
-      }
+      float lanes[kLanes];
       for (int l = 0; l < kLanes; ++l)
-        dot += lanes[l];
-      for (; i < n; ++i)
-        dot += g(i) * p(i);
+        lanes[l] = laneDot(g, p, n, len, l);
+      dot = finishDot(lanes, g, p, n, len);
     } else {
       for (int64_t i = 0; i < len; ++i)
         dot += g(i) * p(i);
     }
     for (int64_t i = 0; i < len; ++i)
       Float<T>::store(out, base + i * inner,
-                      i < n ? p(i) * (g(i) - dot) : 0.0f);
+                      i < n ? softmaxGradOf(g(i), p(i), dot) : 0.0f);
   }
 };
 
@@ -301,32 +290,15 @@ template <typename T> struct LayerNormGrad {
     auto gOf = [&](int64_t i) {
       return Float<T>::load(dy, base + i) * Float<T>::load(gamma, i);
     };
+    auto xhat = [&](int64_t i) { return xhatOf(xa(i), s); };
     // mean(g) and mean(g · x̂), g = dy · gamma, in double over eight lanes
     // (cpu::layerNormGrad's order).
-    double lg[kLanes] = {}, lgx[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= width; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) {
-        float gv = gOf(i + l);
-        lg[l] += double(gv);
-        lgx[l] += double(gv) * double((xa(i + l) - s.shift) * s.scale);
-      }
-    double sg = 0, sgx = 0;
-    for (int l = 0; l < kLanes; ++l) {
-      sg += lg[l];
-      sgx += lgx[l];
-    }
-    for (; i < width; ++i) {
-      float gv = gOf(i);
-      sg += gv;
-      sgx += double(gv) * ((xa(i) - s.shift) * s.scale);
-    }
-    float a = static_cast<float>(sg / width),
-          b = static_cast<float>(sgx / width);
-    for (i = 0; i < width; ++i) {
-      float xhat = (xa(i) - s.shift) * s.scale;
-      Float<T>::store(out, base + i, s.scale * (gOf(i) - a - xhat * b));
-    }
+    double lg[kLanes], lgx[kLanes];
+    for (int l = 0; l < kLanes; ++l)
+      laneGradSums(gOf, xhat, width, l, lg[l], lgx[l]);
+    GradMeans m = finishGradSums(lg, lgx, gOf, xhat, width);
+    for (int64_t i = 0; i < width; ++i)
+      Float<T>::store(out, base + i, layerNormGradOf(gOf(i), xhat(i), s, m));
   }
 };
 
