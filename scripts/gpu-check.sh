@@ -19,7 +19,8 @@
 #   scripts/gpu-check.sh
 #
 # Environment: PC_BUILD_DIR (default build-gpu), PC_PEAK_TFLOPS (the GPU's
-# dense bf16 peak for MFU; default 989, an H100/H200 SXM).
+# dense bf16 peak for MFU; default 989, an H100/H200 SXM), PC_CHECK_OUT (a
+# folder to keep the training runs' reports and traces in).
 #
 # On a GPU machine without pc's build dependencies, unpack the archive that
 # scripts/gpu-bundle.sh makes into PC_BUILD_DIR: with no build.ninja there,
@@ -136,6 +137,18 @@ step = report.get("steady_step_s") or walls[len(walls) // 2]  # the median
 print(f"{name}: {params/1e6:.0f}M params, {step*1e3:.1f} ms/step, "
       f"{b*s/step:.0f} tokens/s, MFU {100*flops/step/(peak*1e12):.1f} %")
 EOF
+  # Where the step goes: a short traced run. On CUDA a firing's time in
+  # the trace is the host's launch, so a busy compute stream means the
+  # step waits on the host.
+  echo "== $name: where the step goes (bench/trace_ops.py)"
+  timeout "$limit" "$build/bin/pc-run" "$work/m.mlir" --devices cuda:1 --train \
+    --steps 5 --mixed-precision bf16 --trace "$work/trace.json" >/dev/null &&
+    "$python" "$root/bench/trace_ops.py" "$work/trace.json" --skip 2 --top 10
+  if [ -n "${PC_CHECK_OUT:-}" ]; then
+    cp "$work/mfu.json" "$PC_CHECK_OUT/report-${name// /-}.json"
+    cp "$work/trace.json" "$PC_CHECK_OUT/trace-${name// /-}.json"
+  fi
+  return 0
 }
 mfu "tiny GPT" --layers 2 --hidden 256 --heads 8 --batch 8 --seq 128 \
   --vocab 1024 | tee -a "$work/bench.txt"

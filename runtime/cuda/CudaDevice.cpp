@@ -59,6 +59,8 @@ CudaAllocator::CudaAllocator(CudaDevice &device, int64_t capacity)
 CudaAllocator::~CudaAllocator() {
   (void)device.makeCurrent();
   trim(/*wait=*/true);
+  for (void *e : eventPool)
+    cudaEventDestroy(static_cast<cudaEvent_t>(e));
 }
 
 bool CudaAllocator::ready(const Block &b) const {
@@ -68,9 +70,8 @@ bool CudaAllocator::ready(const Block &b) const {
   return true;
 }
 
-void CudaAllocator::destroyEvents(Block &b) {
-  for (void *e : b.events)
-    cudaEventDestroy(static_cast<cudaEvent_t>(e));
+void CudaAllocator::recycleEvents(Block &b) {
+  eventPool.insert(eventPool.end(), b.events.begin(), b.events.end());
   b.events.clear();
 }
 
@@ -85,7 +86,7 @@ void CudaAllocator::trim(bool wait) {
         ++it;
         continue;
       }
-      destroyEvents(*it);
+      recycleEvents(*it);
       cudaFree(it->data);
       cachedBytes -= static_cast<int64_t>(it->size);
       it = blocks.erase(it);
@@ -110,7 +111,7 @@ absl::StatusOr<Buffer> CudaAllocator::allocate(size_t bytes) {
       for (auto b = it->second.begin(); b != it->second.end(); ++b)
         if (ready(*b)) {
           data = b->data;
-          destroyEvents(*b);
+          recycleEvents(*b);
           it->second.erase(b);
           cachedBytes -= static_cast<int64_t>(size);
           break;
@@ -144,9 +145,21 @@ void CudaAllocator::release(void *data, size_t bytes) {
   CurrentDevice current(device);
   // Work already queued on any stream may still read the block; work
   // queued after this point cannot.
-  for (void *s : device.liveStreams()) {
-    cudaEvent_t e;
-    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+  std::vector<void *> streams = device.liveStreams();
+  std::vector<void *> pooled;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    size_t take = std::min(streams.size(), eventPool.size());
+    pooled.assign(eventPool.end() - take, eventPool.end());
+    eventPool.resize(eventPool.size() - take);
+  }
+  for (void *s : streams) {
+    cudaEvent_t e = nullptr;
+    if (!pooled.empty()) {
+      e = static_cast<cudaEvent_t>(pooled.back());
+      pooled.pop_back();
+    } else if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) !=
+               cudaSuccess) {
       cudaDeviceSynchronize();
       continue;
     }
@@ -187,15 +200,26 @@ void CudaStream::complete() {
   for (;;) {
     c.cv.wait(lock, [&] { return c.stopping || !c.ready.empty(); });
     if (c.ready.empty())
-      return;
-    auto [fn, status] = std::move(c.ready.front());
+      break;
+    Completions::Entry e = std::move(c.ready.front());
     c.ready.pop_front();
     lock.unlock();
-    fn(status);
+    if (e.event) // a blocking-sync event: this thread sleeps, not spins
+      if (absl::Status s =
+              cudaCheck(cudaEventSynchronize(static_cast<cudaEvent_t>(e.event)),
+                        device.name(), "cudaEventSynchronize");
+          !s.ok() && e.status.ok())
+        e.status = s;
+    e.fn(e.status);
     lock.lock();
+    if (e.event)
+      c.pool.push_back(e.event);
     --c.outstanding;
     c.cv.notify_all();
   }
+  for (void *e : c.pool)
+    cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  c.pool.clear();
 }
 
 CudaStream::~CudaStream() {
@@ -290,41 +314,38 @@ void CudaStream::waitFor(const runtime::Event &event) {
   });
 }
 
-namespace {
-struct Callback {
-  std::function<void(const absl::Status &)> fn;
-  absl::Status status;
-  std::shared_ptr<CudaStream::Completions> to;
-};
-/// On CUDA's thread: no CUDA call, only the hand-over.
-void CUDART_CB handOver(void *data) {
-  std::unique_ptr<Callback> c(static_cast<Callback *>(data));
-  {
-    std::lock_guard<std::mutex> lock(c->to->mu);
-    c->to->ready.emplace_back(std::move(c->fn), std::move(c->status));
-  }
-  c->to->cv.notify_all();
-}
-} // namespace
-
 void CudaStream::enqueueCallback(std::function<void(const absl::Status &)> fn) {
   control([this, fn = std::move(fn)](const absl::Status &failed) mutable {
+    Completions &c = *completions;
+    cudaEvent_t event = nullptr;
     {
-      std::lock_guard<std::mutex> lock(completions->mu);
-      ++completions->outstanding;
+      std::lock_guard<std::mutex> lock(c.mu);
+      ++c.outstanding;
+      if (!c.pool.empty()) {
+        event = static_cast<cudaEvent_t>(c.pool.back());
+        c.pool.pop_back();
+      }
     }
-    auto c = std::make_unique<Callback>(
-        Callback{std::move(fn), failed, completions});
-    cudaError_t e = cudaLaunchHostFunc(static_cast<cudaStream_t>(stream),
-                                       handOver, c.get());
-    if (e == cudaSuccess) {
-      c.release();
-      return;
+    cudaError_t e = cudaSuccess;
+    if (!event)
+      e = cudaEventCreateWithFlags(&event, cudaEventDisableTiming |
+                                               cudaEventBlockingSync);
+    if (e == cudaSuccess)
+      e = cudaEventRecord(event, static_cast<cudaStream_t>(stream));
+    absl::Status status = failed;
+    if (e != cudaSuccess) {
+      // No event to wait on: the callback runs next, with the error.
+      if (status.ok())
+        status = cudaCheck(e, device.name(), "cudaEventRecord");
+      if (event)
+        cudaEventDestroy(event);
+      event = nullptr;
     }
-    // The GPU will not call it: hand it over now, with the error.
-    if (c->status.ok())
-      c->status = cudaCheck(e, device.name(), "cudaLaunchHostFunc");
-    handOver(c.release());
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      c.ready.push_back({std::move(fn), std::move(status), event});
+    }
+    c.cv.notify_all();
   });
 }
 

@@ -93,8 +93,8 @@ public:
   virtual void waitFor(const Event &event) = 0;
   /// Runs `fn` on the host once everything queued before it has run, even
   /// on a poisoned stream, with the stream's first error (OK when none). The
-  /// actor runtime learns of finished firings through it; on CUDA it is a
-  /// host function launched on the stream.
+  /// actor runtime learns of finished firings through it; on CUDA, an
+  /// event recorded on the stream that a completion thread waits for.
   virtual void
   enqueueCallback(std::function<void(const absl::Status &)> fn) = 0;
   /// Blocks until every queued task ran; returns the first error.
