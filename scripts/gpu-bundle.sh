@@ -4,7 +4,7 @@
 # packages pc builds against (LLVM/MLIR 22, abseil, OpenBLAS, oneDNN, OpenMPI):
 # a container image with CUDA and PyTorch, say.
 #
-#   scripts/gpu-bundle.sh [BUILD-DIR] [OUT.tar.xz]
+#   scripts/gpu-bundle.sh [BUILD-DIR] [OUT.tar.xz]   (default BUILD-DIR/gpu-bundle.tar.xz)
 #
 # BUILD-DIR (default build) is a configured CUDA build (PC_ENABLE_CUDA found
 # nvcc; its CMAKE_CUDA_ARCHITECTURES must cover the target GPU). The check's
@@ -22,7 +22,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-out=${2:-$root/gpu-bundle.tar.xz}
+out=${2:-$build/gpu-bundle.tar.xz}
 targets=(bin/pc-run test/unit/PcCudaTests test/unit/PcPortableKernelTests
   bench/pc-bench-device-kernels)
 llvm_lib=$(llvm-config-22 --libdir 2>/dev/null || echo /usr/lib/llvm-22/lib)
