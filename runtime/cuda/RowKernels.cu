@@ -16,13 +16,12 @@
 namespace pc::cuda {
 namespace {
 
-using runtime::portable::BF16;
 using runtime::portable::Elem;
-using runtime::portable::F16;
 using runtime::portable::Float;
-using runtime::portable::GradMeans;
 using runtime::portable::kLanes;
+using runtime::portable::onFloat;
 using runtime::portable::RowStats;
+using runtime::portable::Sums;
 
 /// Threads per block: few enough that an SM holds many rows at once, to
 /// hide the norm's eight-thread lane sums behind other rows' loads.
@@ -38,18 +37,6 @@ bool fits(int64_t rows, int64_t len) {
 void launched(const char *what) {
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess)
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-/// Calls fn(T{}) with T the storage of float type `t`.
-template <typename Fn> void onFloat(Elem t, Fn fn) {
-  switch (t) {
-  case Elem::F16:
-    return fn(F16{});
-  case Elem::BF16:
-    return fn(BF16{});
-  default:
-    return fn(float{});
-  }
 }
 
 /// Row `blockIdx.x` of `x`, loaded into f32 in shared memory, coalesced.
@@ -80,26 +67,43 @@ __device__ float blockReduce(float v, Op op, float *part, float *result) {
   return *result;
 }
 
+/// A row's eight-lane result, the same in every thread: lane(l) on thread
+/// l (each lane its own chain, in the CPU's order), then finish(lanes) on
+/// thread 0.
+template <typename V, typename Lane, typename Finish>
+__device__ V blockLanes(Lane lane, Finish finish, V *lanes, V *result) {
+  if (threadIdx.x < kLanes)
+    lanes[threadIdx.x] = lane(static_cast<int>(threadIdx.x));
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *result = finish(lanes);
+  __syncthreads();
+  return *result;
+}
+
+/// `term`'s two row sums (Math.h's laneSums and finishSums) over a block.
+template <typename Term>
+__device__ Sums blockRowSums(Term term, int64_t n, Sums *lanes, Sums *result) {
+  return blockLanes(
+      [&](int l) { return runtime::portable::laneSums(term, n, l); },
+      [&](const Sums *all) {
+        return runtime::portable::finishSums(all, term, n);
+      },
+      lanes, result);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     normalizeKernel(const T *x, const T *gamma, const T *beta, T *y,
                     int64_t width, float epsilon, bool rms) {
   extern __shared__ float row[];
-  __shared__ double sums[2 * kLanes];
-  __shared__ RowStats stats;
+  __shared__ Sums lanes[kLanes], sums;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
   stageRow(x, base, width, row);
   auto at = [&](int64_t i) { return row[i]; };
-  // The eight lanes of Σx and Σx² on eight threads, each its own chain.
-  if (threadIdx.x < kLanes)
-    runtime::portable::laneMoments(at, width, threadIdx.x, sums[threadIdx.x],
-                                   sums[kLanes + threadIdx.x]);
-  __syncthreads();
-  if (threadIdx.x == 0)
-    stats = runtime::portable::finishStats(sums, sums + kLanes, at, width,
-                                           epsilon, rms);
-  __syncthreads();
-  const RowStats s = stats;
+  const RowStats s = runtime::portable::statsOf(
+      blockRowSums(runtime::portable::momentsOf(at), width, lanes, &sums),
+      width, epsilon, rms);
   PC_UNROLL_BY(8)
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x)
     Float<T>::store(
@@ -117,9 +121,7 @@ __global__ void __launch_bounds__(kThreads)
                         int64_t width, float epsilon) {
   extern __shared__ float staged[];
   float *xs = staged, *gs = staged + width;
-  __shared__ double sums[2 * kLanes];
-  __shared__ RowStats stats;
-  __shared__ GradMeans means;
+  __shared__ Sums lanes[kLanes], sums;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
   PC_UNROLL_BY(8)
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x) {
@@ -128,27 +130,15 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   auto xa = [&](int64_t i) { return xs[i]; };
-  if (threadIdx.x < kLanes)
-    runtime::portable::laneMoments(xa, width, threadIdx.x, sums[threadIdx.x],
-                                   sums[kLanes + threadIdx.x]);
-  __syncthreads();
-  if (threadIdx.x == 0)
-    stats = runtime::portable::finishStats(sums, sums + kLanes, xa, width,
-                                           epsilon, false);
-  __syncthreads();
-  const RowStats s = stats;
+  const RowStats s = runtime::portable::statsOf(
+      blockRowSums(runtime::portable::momentsOf(xa), width, lanes, &sums),
+      width, epsilon, false);
   auto g = [&](int64_t i) { return gs[i]; };
   auto xhat = [&](int64_t i) { return runtime::portable::xhatOf(xs[i], s); };
-  if (threadIdx.x < kLanes)
-    runtime::portable::laneGradSums(g, xhat, width, threadIdx.x,
-                                    sums[threadIdx.x],
-                                    sums[kLanes + threadIdx.x]);
-  __syncthreads();
-  if (threadIdx.x == 0)
-    means =
-        runtime::portable::finishGradSums(sums, sums + kLanes, g, xhat, width);
-  __syncthreads();
-  const GradMeans m = means;
+  const runtime::portable::GradMeans m = runtime::portable::gradMeansOf(
+      blockRowSums(runtime::portable::gradTermsOf(g, xhat), width, lanes,
+                   &sums),
+      width);
   PC_UNROLL_BY(8)
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x)
     Float<T>::store(out, base + i,
@@ -176,13 +166,12 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   auto g = [&](int64_t i) { return gs[i]; };
   auto p = [&](int64_t i) { return ps[i]; };
-  if (threadIdx.x < kLanes)
-    lanes[threadIdx.x] = runtime::portable::laneDot(g, p, n, len, threadIdx.x);
-  __syncthreads();
-  if (threadIdx.x == 0)
-    dot = runtime::portable::finishDot(lanes, g, p, n, len);
-  __syncthreads();
-  const float d = dot;
+  const float d = blockLanes(
+      [&](int l) { return runtime::portable::laneDot(g, p, n, len, l); },
+      [&](const float *all) {
+        return runtime::portable::finishDot(all, g, p, n, len);
+      },
+      lanes, &dot);
   PC_UNROLL_BY(8)
   for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
     Float<T>::store(out, base + i,

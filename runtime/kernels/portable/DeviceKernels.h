@@ -48,6 +48,18 @@ inline int64_t bytesOf(Elem e) {
   return 1;
 }
 
+/// Calls fn(T{}) with T the storage of float type `t` (f32 for any other).
+template <typename Fn> void onFloat(Elem t, Fn fn) {
+  switch (t) {
+  case Elem::F16:
+    return fn(F16{});
+  case Elem::BF16:
+    return fn(BF16{});
+  default:
+    return fn(float{});
+  }
+}
+
 /// Where a call runs: the backend's stream (a cudaStream_t on CUDA; unused
 /// on the host).
 struct Launch {

@@ -309,49 +309,70 @@ struct RowStats {
   float shift, scale;
 };
 
-/// Lane `l` of a row's sums: Σx and Σx² in double over the elements
-/// l, l + 8, ... of the whole eight-element groups. Each lane is its own
-/// chain, so that lanes computed apart (the CUDA backend's threads) give
-/// the bits of lanes computed together.
-template <typename At>
-PC_HD void laneMoments(At at, int64_t n, int l, double &s, double &q) {
-  s = 0;
-  q = 0;
+/// Two sums in double over a row (Σx and Σx²; Σg and Σg·x̂), kept in
+/// eight lanes as the CPU's vector sums keep them.
+struct Sums {
+  double a, b;
+};
+
+/// Lane `l` of a row's sums of `term(i)`, over the elements l, l + 8, ...
+/// of the whole eight-element groups. Each lane is its own chain, so that
+/// lanes computed apart (the CUDA backend's threads) give the bits of
+/// lanes computed together.
+template <typename Term> PC_HD Sums laneSums(Term term, int64_t n, int l) {
+  Sums s = {0, 0};
   PC_UNROLL_BY(8)
   for (int64_t i = l; i + (kLanes - l) <= n; i += kLanes) {
-    double v = at(i);
-    s += v;
-    q += v * v;
+    Sums t = term(i);
+    s.a += t.a;
+    s.b += t.b;
   }
+  return s;
 }
 
-/// The row's statistics from its lanes' sums: the lanes in order, then the
-/// tail past the last whole group.
-template <typename At>
-PC_HD RowStats finishStats(const double *s, const double *q, At at, int64_t n,
-                           double epsilon, bool rms) {
-  double mean = 0, sq = 0;
+/// The row's sums from its lanes': the lanes in order, then the tail past
+/// the last whole group.
+template <typename Term>
+PC_HD Sums finishSums(const Sums *lanes, Term term, int64_t n) {
+  Sums s = {0, 0};
   for (int l = 0; l < kLanes; ++l) {
-    mean += s[l];
-    sq += q[l];
+    s.a += lanes[l].a;
+    s.b += lanes[l].b;
   }
   for (int64_t i = n / kLanes * kLanes; i < n; ++i) {
-    double v = at(i);
-    mean += v;
-    sq += v * v;
+    Sums t = term(i);
+    s.a += t.a;
+    s.b += t.b;
   }
-  mean /= n;
-  double var = sq / n - (rms ? 0 : mean * mean);
+  return s;
+}
+
+template <typename Term> PC_HD Sums rowSums(Term term, int64_t n) {
+  Sums lanes[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+    lanes[l] = laneSums(term, n, l);
+  return finishSums(lanes, term, n);
+}
+
+/// A norm's terms: x and x², in double.
+template <typename At> PC_HD auto momentsOf(At at) {
+  return [at](int64_t i) {
+    double v = at(i);
+    return Sums{v, v * v};
+  };
+}
+
+/// The row's x̂ from Σx and Σx² (cpu::rowStats's bits).
+PC_HD inline RowStats statsOf(Sums m, int64_t n, double epsilon, bool rms) {
+  double mean = m.a / n;
+  double var = m.b / n - (rms ? 0 : mean * mean);
   return {rms ? 0.0f : static_cast<float>(mean),
           static_cast<float>(1 / std::sqrt(var + epsilon))};
 }
 
 template <typename At>
 PC_HD RowStats rowStats(At at, int64_t n, double epsilon, bool rms) {
-  double s[kLanes], q[kLanes];
-  for (int l = 0; l < kLanes; ++l)
-    laneMoments(at, n, l, s[l], q[l]);
-  return finishStats(s, q, at, n, epsilon, rms);
+  return statsOf(rowSums(momentsOf(at), n), n, epsilon, rms);
 }
 
 /// x̂ of one element: (x − shift) · scale.
@@ -359,41 +380,21 @@ PC_HD inline float xhatOf(float x, RowStats s) {
   return (x - s.shift) * s.scale;
 }
 
-/// Lane `l` of a layer norm gradient's sums over a row: Σg and Σg·x̂ in
-/// double (g = dy · gamma), over the whole eight-element groups, each lane
-/// its own chain (cpu::layerNormGrad's order, as laneMoments).
-template <typename G, typename X>
-PC_HD void laneGradSums(G g, X xhat, int64_t n, int l, double &sg,
-                        double &sgx) {
-  sg = 0;
-  sgx = 0;
-  PC_UNROLL_BY(8)
-  for (int64_t i = l; i + (kLanes - l) <= n; i += kLanes) {
+/// A layer norm gradient's terms: g and g·x̂ in double (g = dy · gamma),
+/// whose means it takes (cpu::layerNormGrad's order, as the moments').
+template <typename G, typename X> PC_HD auto gradTermsOf(G g, X xhat) {
+  return [g, xhat](int64_t i) {
     float gv = g(i);
-    sg += double(gv);
-    sgx += double(gv) * double(xhat(i));
-  }
+    return Sums{double(gv), double(gv) * double(xhat(i))};
+  };
 }
 
-/// mean(g) and mean(g·x̂) of a row from its lanes' sums: the lanes in
-/// order, then the tail past the last whole group.
+/// mean(g) and mean(g·x̂) of a row, from their sums.
 struct GradMeans {
   float g, gx;
 };
-template <typename G, typename X>
-PC_HD GradMeans finishGradSums(const double *lg, const double *lgx, G g, X xhat,
-                               int64_t n) {
-  double sg = 0, sgx = 0;
-  for (int l = 0; l < kLanes; ++l) {
-    sg += lg[l];
-    sgx += lgx[l];
-  }
-  for (int64_t i = n / kLanes * kLanes; i < n; ++i) {
-    float gv = g(i);
-    sg += gv;
-    sgx += double(gv) * double(xhat(i));
-  }
-  return {static_cast<float>(sg / n), static_cast<float>(sgx / n)};
+PC_HD inline GradMeans gradMeansOf(Sums s, int64_t n) {
+  return {static_cast<float>(s.a / n), static_cast<float>(s.b / n)};
 }
 
 /// One input gradient of a layer norm: scale · (g − mean(g) − x̂ ·

@@ -71,18 +71,6 @@ PC_HD inline void atomicMinI64(int64_t *p, int64_t v) {
 #endif
 }
 
-/// Calls fn(T{}) with T the storage of float type `t`.
-template <typename Fn> void onFloat(Elem t, Fn fn) {
-  switch (t) {
-  case Elem::F16:
-    return fn(F16{});
-  case Elem::BF16:
-    return fn(BF16{});
-  default:
-    return fn(float{});
-  }
-}
-
 template <typename Fn> void onInt(Elem t, Fn fn) {
   if (t == Elem::I64)
     return fn(int64_t{});
@@ -293,10 +281,7 @@ template <typename T> struct LayerNormGrad {
     auto xhat = [&](int64_t i) { return xhatOf(xa(i), s); };
     // mean(g) and mean(g · x̂), g = dy · gamma, in double over eight lanes
     // (cpu::layerNormGrad's order).
-    double lg[kLanes], lgx[kLanes];
-    for (int l = 0; l < kLanes; ++l)
-      laneGradSums(gOf, xhat, width, l, lg[l], lgx[l]);
-    GradMeans m = finishGradSums(lg, lgx, gOf, xhat, width);
+    GradMeans m = gradMeansOf(rowSums(gradTermsOf(gOf, xhat), width), width);
     for (int64_t i = 0; i < width; ++i)
       Float<T>::store(out, base + i, layerNormGradOf(gOf(i), xhat(i), s, m));
   }
