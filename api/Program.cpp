@@ -554,9 +554,19 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     logical.optimizer.zero = options.zero;
     logical.optimizer.zeroAxis = options.zeroAxis;
     logical.cluster = options.cluster;
-    if (options.autoParallel)
-      logical.autoParallel =
-          AutoParallelOptions{"", options.deviceMemory, false, false};
+    if (options.autoParallel) {
+      // Its budget holds the optimizer as it will be: its state, ZeRO,
+      // offload.
+      AutoParallelOptions ap;
+      ap.deviceMemory = options.deviceMemory;
+      ap.optimizerStates = o.kind == "sgd" ? (o.momentum != 0 ? 1 : 0) : 2;
+      ap.stateBits = o.stateBits;
+      ap.zero = options.zero;
+      ap.zeroAxis = options.zeroAxis;
+      ap.offloadOptimizer = options.offload.optimizer;
+      ap.recompute = options.recompute;
+      logical.autoParallel = ap;
+    }
     // Pipeline stages are cut first, so that the eval and logits copies of
     // the graph are cut as it is (a no-op without stages or micro-batches).
     if (!hasStep) {

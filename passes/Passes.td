@@ -679,17 +679,23 @@ def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
     A state costs the op's time by roofline (its FLOPs and bytes per
     device against the cluster's peak and memory bandwidth); an edge costs
     the boxing between the producer's layout and the consumer's by the
-    boxing planner, in seconds on the cluster's links. The memory of a
-    state is what it stores per device: parameters (a trained weight four
-    times: itself, its gradient and Adam's two moments), inputs, and
-    forward results that the backward pass reads.
+    boxing planner, in seconds on the cluster's links.
+
+    A plan's memory is a replay of each graph in the runtime's order, as
+    `pc-memory-plan` replays the programs that come of it: parameters and
+    Adam's two moments throughout, inputs to their last read, every result
+    from its op to its last reader, a value converted to another layout
+    from its first reader in that layout to its last, and each gradient's
+    update making the new weight and moments beside the old (a step is a
+    transaction). The solver prices each state's bytes where they count
+    most (the backward's start, or the step's end).
 
     It runs on the training graph after `pc-autodiff` and before
     `pc-optimizer` (which keeps each weight's state in the weight's
     layout): each gradient is an edge to its weight's layout, so the cost
     of reducing it (the data-parallel all-reduce) is in the plan. Under a
     `device-memory` budget, memory is priced (a Lagrange multiplier found by
-    bisection) until the plan fits.
+    bisection) until the replay fits.
 
     The solver (planner/CostGraph.h) eliminates chains and leaves exactly,
     then solves what is left exhaustively when it is small, else by local
@@ -723,6 +729,23 @@ def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
     Option<"checkExact", "check-exact", "bool", "false",
            "Also solve by brute force (graphs of up to 10^7 combinations) "
            "and fail when the plan costs more: a test of the solver">,
+    Option<"optimizerStates", "optimizer-states", "int64_t", "2",
+           "Tensors of optimizer state per trained weight, as pc-optimizer "
+           "will add them (Adam: 2; SGD with momentum: 1; SGD: 0)">,
+    Option<"stateBits", "state-bits", "int64_t", "32",
+           "Bits per element of the optimizer state (32, or 8 for "
+           "pc-optimizer's state-bits=8)">,
+    Option<"zero", "zero", "int64_t", "0",
+           "The ZeRO stage pc-optimizer will apply (0-3), for the memory "
+           "of the weights, gradients and state">,
+    Option<"zeroAxis", "zero-axis", "std::string", "\"dp\"",
+           "The mesh axis ZeRO shards over">,
+    Option<"offloadOptimizer", "offload-optimizer", "bool", "false",
+           "The optimizer state lives in host memory (pc-offload), outside "
+           "the device's budget">,
+    Option<"recompute", "recompute", "std::string", "\"\"",
+           "pc-recompute's mode to count memory for (full or selective: "
+           "the backward reads its segments' values made again)">,
   ];
   let statistics = [
     Statistic<"numNodes", "nodes", "Ops, parameters and inputs planned">,

@@ -20,9 +20,15 @@ void CostGraph::setNodeCosts(int node, std::vector<double> costs) {
   nodes[node] = std::move(costs);
 }
 
-void CostGraph::addEdge(int a, int b, std::vector<double> costs) {
+int CostGraph::addEdge(int a, int b, std::vector<double> costs) {
   assert(a != b && costs.size() == nodes[a].size() * nodes[b].size());
   edges.push_back({a, b, std::move(costs)});
+  return int(edges.size()) - 1;
+}
+
+void CostGraph::setEdgeCosts(int edge, std::vector<double> costs) {
+  assert(costs.size() == edges[edge].costs.size());
+  edges[edge].costs = std::move(costs);
 }
 
 double CostGraph::evaluate(const std::vector<int> &choice) const {

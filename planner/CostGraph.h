@@ -30,11 +30,14 @@ public:
   /// A node with one cost per state; returns its id.
   int addNode(std::vector<double> costs);
   /// An edge whose cost for states (x of a, y of b) is
-  /// costs[x * states(b) + y]. Edges between the same nodes add up.
-  void addEdge(int a, int b, std::vector<double> costs);
+  /// costs[x * states(b) + y]; returns its id. Edges between the same
+  /// nodes add up.
+  int addEdge(int a, int b, std::vector<double> costs);
 
   /// Replaces a node's costs (same number of states).
   void setNodeCosts(int node, std::vector<double> costs);
+  /// Replaces an edge's costs (same shape).
+  void setEdgeCosts(int edge, std::vector<double> costs);
 
   int size() const { return int(nodes.size()); }
   int states(int node) const { return int(nodes[node].size()); }

@@ -176,13 +176,9 @@ int64_t wideningBytes(Operation *op) {
   return std::max(wideIn + f32Out, f32Out + narrowOut) - narrowOut;
 }
 
-/// The ops in the order the runtime runs them. An actor fires once its
-/// inputs are there; the ordered ones (communication, and in a pipelined
-/// program everything, by its schedule's actions) also after the ordered
-/// one before them. The replay takes ready ops first come, first served:
-/// a compute op that needs only parameters runs at the start, however late
-/// the program lists it, and its result waits there for its users.
-SmallVector<Operation *> runOrder(func::FuncOp f) {
+} // namespace
+
+SmallVector<Operation *> pc::runOrder(func::FuncOp f) {
   Block &body = f.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
@@ -262,6 +258,8 @@ SmallVector<Operation *> runOrder(func::FuncOp f) {
         order.push_back(op);
   return order;
 }
+
+namespace {
 
 /// One buffer: its bytes, what it is, and how many uses are left.
 struct Buffer {

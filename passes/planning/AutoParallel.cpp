@@ -9,6 +9,7 @@
 #include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
 #include "passes/Passes.h"
+#include "passes/planning/AutoParallelPlanner.h"
 #include "passes/sbp/SbpCandidates.h"
 #include "planner/CostGraph.h"
 
@@ -25,88 +26,7 @@ namespace pc {
 
 using namespace mlir;
 using namespace pc;
-
-namespace {
-
-/// The devices' rates (costModelOf: the module's, or this machine's CPU
-/// virtual devices); a collective's latency is the boxing planner's
-/// (costParams), in bytes of the link.
-struct Rates {
-  double flops, memory, link;
-};
-
-/// One node of the cost graph.
-struct Node {
-  Operation *op = nullptr; // an op with signatures, or a pc.to_sbp
-  Value value;             // an input or a constant
-  StringAttr param;        // a parameter (every read and write of it)
-  FlatSymbolRefAttr mesh;
-  SmallVector<NdSbpSignature, 0> sigs; // an op's states
-  SmallVector<SbpAttr> layouts;        // a stored value's states
-  std::vector<double> time, memory;
-
-  int64_t states() const {
-    return sigs.empty() ? int64_t(layouts.size()) : int64_t(sigs.size());
-  }
-};
-
-double localBytes(Type type, ArrayRef<SbpEntry> entries,
-                  ArrayRef<int64_t> meshShape) {
-  auto t = cast<RankedTensorType>(type);
-  double bytes = double(t.getNumElements()) * double(elementBytes(type));
-  for (auto [axis, e] : llvm::enumerate(entries))
-    if (e.isSplit())
-      bytes /= double(meshShape[axis]);
-  return bytes;
-}
-
-class Planner {
-public:
-  Planner(ModuleOp module, Rates rates)
-      : module(module), meshes(module), rates(rates),
-        boxing(costParams(module)) {}
-
-  LogicalResult build();
-  /// Solves under `budget` bytes per device (0: none).
-  LogicalResult solve(int64_t budget, bool report, bool checkExact);
-  void apply();
-
-  int64_t numNodes = 0, numStates = 0, numEliminated = 0;
-
-private:
-  FailureOr<FlatSymbolRefAttr> meshFor(Operation *op);
-  /// The mesh of the earliest pipeline stage that reads `v` (the only
-  /// mesh without stages).
-  FailureOr<FlatSymbolRefAttr> meshOfUses(Value v, Operation *at);
-  int addStored(Type type, FlatSymbolRefAttr mesh, SbpAttr fixed, Value value,
-                StringAttr param);
-  LogicalResult addOp(Operation *op);
-  /// The node producing `v` and the layout it gives `v` in each state.
-  int producer(Value v);
-  SbpAttr produced(int node, Value v, int64_t state);
-  void addEdge(int from, Value v, int to,
-               const std::function<SbpAttr(int64_t)> &want);
-  double convert(Type type, SbpAttr src, SbpAttr dst);
-  double memoryOf(const std::vector<int> &choice) const;
-
-  ModuleOp module;
-  MeshCache meshes;
-  Rates rates;
-  boxing::Planner boxing;
-  std::vector<Node> nodes;
-  DenseMap<Operation *, int> opNode;
-  DenseMap<Value, int> valueNode;
-  DenseMap<StringAttr, int> paramNode;
-  struct EdgeSpec {
-    int from, to;
-    Value value;
-    std::function<SbpAttr(int64_t)> want;
-  };
-  std::vector<EdgeSpec> edgeSpecs;
-  bool missingMesh = false;
-  DenseMap<std::tuple<Type, Attribute, Attribute>, double> costs;
-  std::vector<int> choice;
-};
+using namespace pc::autoparallel;
 
 double Planner::convert(Type type, SbpAttr src, SbpAttr dst) {
   if (src == dst)
@@ -182,20 +102,10 @@ int Planner::addStored(Type type, FlatSymbolRefAttr mesh, SbpAttr fixed,
   }
   for (SbpAttr l : n.layouts) {
     n.time.push_back(0);
-    n.memory.push_back(localBytes(type, l.getEntries(), meshShape));
+    n.held.push_back(localBytes(type, l.getEntries(), meshShape));
   }
   nodes.push_back(std::move(n));
   return int(nodes.size()) - 1;
-}
-
-} // namespace
-
-namespace {
-
-/// Whether the backward pass reads `v` (so that it stays in memory).
-bool savedForBackward(Value v) {
-  return llvm::any_of(v.getUsers(),
-                      [](Operation *u) { return attrs::isBackward(u); });
 }
 
 LogicalResult Planner::addOp(Operation *op) {
@@ -209,7 +119,6 @@ LogicalResult Planner::addOp(Operation *op) {
   if (auto to = dyn_cast<ToSbpOp>(op)) {
     n.layouts.push_back(getSbp(to.getType()));
     n.time.push_back(0);
-    n.memory.push_back(0);
     nodes.push_back(std::move(n));
     opNode[op] = int(nodes.size()) - 1;
     return success();
@@ -228,7 +137,7 @@ LogicalResult Planner::addOp(Operation *op) {
     return op->emitOpError()
            << "has no SBP signature that produces its annotated result "
               "layout";
-  bool forward = !attrs::isBackward(op);
+  bool forward = !isBackward(op);
   double work = sbpOp.getComputeCost();
   for (const NdSbpSignature &sig : n.sigs) {
     double bytes = 0, kept = 0;
@@ -242,7 +151,7 @@ LogicalResult Planner::addOp(Operation *op) {
     }
     double flops = work / double(sig.parallelism);
     n.time.push_back(std::max(flops / rates.flops, bytes / rates.memory));
-    n.memory.push_back(kept);
+    n.saved.push_back(kept);
   }
   nodes.push_back(std::move(n));
   opNode[op] = int(nodes.size()) - 1;
@@ -292,6 +201,7 @@ void Planner::addEdge(int from, Value v, int to,
 }
 
 LogicalResult Planner::build() {
+  findBackward();
   // A parameter lives on the mesh of the first read of it in program
   // order (each stage's own, in a pipeline), as pc-pipeline-split places
   // it.
@@ -321,8 +231,6 @@ LogicalResult Planner::build() {
     }
     int n = addStored(param.getType(), mesh, fixed, {}, param.getSymNameAttr());
     paramNode[param.getSymNameAttr()] = n;
-    // A trained weight also holds its gradient and, before the optimizer
-    // has added them, Adam's two moments in its layout.
     bool trained = false;
     forEachGraph(module, [&](func::FuncOp f) {
       for (unsigned i = 0; i < f.getNumResults(); ++i)
@@ -330,8 +238,7 @@ LogicalResult Planner::build() {
           trained |= g.getAttr() == param.getSymNameAttr();
     });
     if (trained)
-      for (double &m : nodes[n].memory)
-        m *= 4;
+      addTrainedMemory(nodes[n]);
   }
   bool ok = true;
   forEachGraph(module, [&](func::FuncOp f) {
@@ -386,22 +293,6 @@ LogicalResult Planner::build() {
   return failure(missingMesh);
 }
 
-} // namespace
-
-namespace {
-
-double Planner::memoryOf(const std::vector<int> &c) const {
-  // Per device of each mesh (each pipeline stage's devices hold their
-  // own); the fullest counts.
-  llvm::SmallDenseMap<Attribute, double> perMesh;
-  for (size_t n = 0; n < nodes.size(); ++n)
-    perMesh[nodes[n].mesh] += nodes[n].memory[c[n]];
-  double most = 0;
-  for (auto &[mesh, bytes] : perMesh)
-    most = std::max(most, bytes);
-  return most;
-}
-
 LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
   auto begin = std::chrono::steady_clock::now();
   planner::CostGraph g;
@@ -431,7 +322,12 @@ LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
       for (int64_t y = 0; y < sb; ++y)
         m[size_t(x * sb + y)] = convert(type, have, wants[y]);
     }
-    g.addEdge(e.from, e.to, std::move(m));
+    std::vector<double> kept = keptBytes(e, wants);
+    std::vector<double> time = kept.empty() ? std::vector<double>() : m;
+    int id = g.addEdge(e.from, e.to, std::move(m));
+    if (!kept.empty())
+      keptCopies.push_back(
+          {id, e.from, e.to, nodes[e.to].mesh, std::move(time), kept});
     ++edgeCount;
   }
   // Memory at a price too small to trade against time (0.1 us per GB)
@@ -442,8 +338,14 @@ LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       std::vector<double> c(nodes[i].time);
       for (size_t s = 0; s < c.size(); ++s)
-        c[s] += extra[i][s] + lambda * nodes[i].memory[s];
+        c[s] += extra[i][s] + lambda * nodes[i].priced(int64_t(s));
       g.setNodeCosts(int(i), std::move(c));
+    }
+    for (const KeptCopy &k : keptCopies) {
+      std::vector<double> c(k.time);
+      for (size_t s = 0; s < c.size(); ++s)
+        c[s] += lambda * k.bytes[s];
+      g.setEdgeCosts(k.edge, std::move(c));
     }
     return g.solve();
   };
@@ -455,18 +357,31 @@ LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
     // bisection between a price that does not and one that does.
     double lo = 0, hi = 1e-15;
     planner::CostGraph::Result fit;
-    for (int i = 0; i < 60; ++i, hi *= 8) {
+    // Local search need not shrink memory as its price grows: the least
+    // seen is what the error reports.
+    double smallest = memory;
+    // Once memory outweighs time, a higher price changes nothing: stop
+    // when the plan has stayed the same for a few raises.
+    std::vector<int> last;
+    double plainCost = best.cost;
+    for (int i = 0, same = 0; i < 60 && same < 4; ++i, hi *= 8) {
       fit = costsAt(hi);
       price = hi;
-      if (memoryOf(fit.choice) <= double(budget))
+      double need = memoryOf(fit.choice);
+      smallest = std::min(smallest, need);
+      if (need <= double(budget))
         break;
+      // (Only once memory's price outweighs the unpriced plan's time.)
+      same =
+          fit.choice == last && hi * smallest > 100 * plainCost ? same + 1 : 0;
+      last = fit.choice;
       lo = hi;
     }
     if (memoryOf(fit.choice) > double(budget))
       return module.emitError()
              << "pc-auto-parallel: no layout fits device-memory = " << budget
-             << " bytes; the smallest found needs "
-             << int64_t(memoryOf(fit.choice)) << " bytes per device";
+             << " bytes; the smallest found needs " << int64_t(smallest)
+             << " bytes per device";
     for (int i = 0; i < 12; ++i) {
       double mid = lo > 0 ? std::sqrt(lo * hi) : hi / 8;
       planner::CostGraph::Result r = costsAt(mid);
@@ -589,6 +504,8 @@ void Planner::apply() {
   }
 }
 
+namespace {
+
 struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
   using AutoParallelBase::AutoParallelBase;
 
@@ -605,7 +522,14 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
     }
     attrs::CostModel m = costModelOf(getOperation());
     Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth};
-    Planner planner(getOperation(), rates);
+    TrainingMemory training;
+    training.states = optimizerStates;
+    training.stateBytes = double(stateBits) / 32.0;
+    training.zero = zero;
+    training.zeroAxis = zeroAxis;
+    training.offload = offloadOptimizer;
+    training.recompute = recompute;
+    Planner planner(getOperation(), rates, training);
     if (failed(planner.build()) ||
         failed(planner.solve(deviceMemory, report, checkExact)))
       return signalPassFailure();

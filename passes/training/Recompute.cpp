@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/training/Recompute.h"
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "passes/PassUtils.h"
@@ -26,11 +27,7 @@ namespace pc {
 using namespace mlir;
 using namespace pc;
 
-namespace {
-
-/// The forward pass: the ops the loss depends on; none when the graph has
-/// no loss. The rest of the body is the backward pass and the update.
-DenseSet<Operation *> forwardOps(func::FuncOp f) {
+DenseSet<Operation *> pc::forwardOps(func::FuncOp f) {
   DenseSet<Operation *> forward;
   Operation *ret = f.getBody().front().getTerminator();
   SmallVector<Value> work;
@@ -46,6 +43,8 @@ DenseSet<Operation *> forwardOps(func::FuncOp f) {
   }
   return forward;
 }
+
+namespace {
 
 /// Ops that are only read, never recomputed: parameter reads and
 /// constants cost nothing to keep.
@@ -63,10 +62,10 @@ std::string layerOf(StringRef name) {
   return "";
 }
 
-/// Runs of forward ops (program order) with one key: the user's
-/// pc.segment when any op has one, else the layer of the parameters read.
+} // namespace
+
 SmallVector<SmallVector<Operation *>>
-layerSegments(func::FuncOp f, const DenseSet<Operation *> &forward) {
+pc::layerSegments(func::FuncOp f, const DenseSet<Operation *> &forward) {
   bool userSegments = false;
   f.walk([&](Operation *op) {
     userSegments |= attrs::getSegment(op).has_value();
@@ -106,10 +105,8 @@ layerSegments(func::FuncOp f, const DenseSet<Operation *> &forward) {
   return segments;
 }
 
-/// The attention cores: each pc.softmax that feeds a pc.matmul, with the
-/// ops of its shape before it, back to the pc.matmul of its scores.
 SmallVector<SmallVector<Operation *>>
-attentionCores(func::FuncOp f, const DenseSet<Operation *> &forward) {
+pc::attentionCores(func::FuncOp f, const DenseSet<Operation *> &forward) {
   SmallVector<SmallVector<Operation *>> cores;
   f.walk([&](SoftmaxOp softmax) {
     if (!forward.contains(softmax) ||
@@ -138,6 +135,8 @@ attentionCores(func::FuncOp f, const DenseSet<Operation *> &forward) {
   });
   return cores;
 }
+
+namespace {
 
 struct RecomputePass : public pc::impl::RecomputeBase<RecomputePass> {
   using RecomputeBase::RecomputeBase;
