@@ -3,6 +3,7 @@
 #include "api/GraphPlan.h"
 #include "dialect/PcOps.h"
 #include "passes/InitAll.h"
+#include "planner/ClusterSpec.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -321,6 +322,16 @@ absl::StatusOr<GraphPlanResult> planGraph(const std::string &source,
   if (!base.ok())
     return base.status();
   GraphPlanResult result;
+  llvm::Expected<planner::ClusterSpec> spec =
+      planner::loadClusterSpec(options.cluster);
+  if (!spec)
+    return absl::InvalidArgumentError(llvm::toString(spec.takeError()));
+  bool halfIsFaster = false;
+  auto f32 = spec->peakFlops.find("f32");
+  for (const char *half : {"bf16", "f16"})
+    if (auto it = spec->peakFlops.find(half);
+        it != spec->peakFlops.end() && f32 != spec->peakFlops.end())
+      halfIsFaster |= it->second > f32->second * 1.5;
   for (GraphPlan &p : candidates(*base, options.devices,
                                  std::max<int64_t>(1, options.maxStages))) {
     bool overBudget = false;
@@ -340,6 +351,14 @@ absl::StatusOr<GraphPlanResult> planGraph(const std::string &source,
           best = std::move(r);
       if (best)
         result.plans.push_back(std::move(*best));
+    }
+    // Where the devices' 16-bit peak is above f32's (GPUs), mixed
+    // precision is a speed choice too: bf16 beside every plan that fits.
+    if (ok && halfIsFaster && p.precision.empty()) {
+      GraphPlan half = p;
+      half.precision = "bf16";
+      if (evaluate(half, source, bufferName, options))
+        result.plans.push_back(std::move(half));
     }
     (ok ? result.plans : result.rejected).push_back(std::move(p));
   }

@@ -196,6 +196,12 @@ std::optional<CostModel> getCostModel(Operation *module) {
       return std::nullopt;
     model.callLatency = f.getValueAsDouble();
   }
+  if (Attribute half = dict.get("half_peak_flops")) {
+    auto f = dyn_cast<FloatAttr>(half);
+    if (!f || !(f.getValueAsDouble() > 0))
+      return std::nullopt;
+    model.halfPeakFlops = f.getValueAsDouble();
+  }
   if (Attribute busy = dict.get("latency_busy")) {
     auto f = dyn_cast<FloatAttr>(busy);
     if (!f || !(f.getValueAsDouble() > 0 && f.getValueAsDouble() < 1))
@@ -205,7 +211,7 @@ std::optional<CostModel> getCostModel(Operation *module) {
   if (dict.size() != std::size(kCostFields) + model.sharedCores +
                          (model.concurrentDevices > 0) +
                          (model.p2pLatency > 0) + (model.latencyBusy < 1) +
-                         (model.callLatency > 0))
+                         (model.callLatency > 0) + (model.halfPeakFlops > 0))
     return std::nullopt;
   for (auto [name, field] : kCostFields) {
     auto value = dict.getAs<FloatAttr>(name);
@@ -237,7 +243,15 @@ void setCostModel(Operation *module, const CostModel &model) {
   if (model.latencyBusy < 1)
     fields.push_back(
         b.getNamedAttr("latency_busy", b.getF64FloatAttr(model.latencyBusy)));
+  if (model.halfPeakFlops > 0)
+    fields.push_back(b.getNamedAttr("half_peak_flops",
+                                    b.getF64FloatAttr(model.halfPeakFlops)));
   module->setAttr(kCostModel, b.getDictionaryAttr(fields));
+}
+
+double CostModel::peakFor(Type elementType) const {
+  bool half = elementType && (elementType.isBF16() || elementType.isF16());
+  return half && halfPeakFlops > 0 ? halfPeakFlops : peakFlops;
 }
 
 bool isHost(Operation *op) { return op->hasAttr(kHost); }

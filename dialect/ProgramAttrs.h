@@ -161,6 +161,13 @@ struct CostModel {
   /// Of every collective call beyond its steps' link latency; written as
   /// the f64 entry `call_latency` when positive.
   double callLatency = 0;
+  /// Peak FLOP/s of matmuls on 16-bit floats (bf16, f16: the spec's bf16
+  /// figure, else its f16), times the matmul efficiency as peakFlops; 0:
+  /// the same as f32's. Written as the f64 entry `half_peak_flops` when
+  /// positive.
+  double halfPeakFlops = 0;
+  /// The peak for a matmul whose operands are `elementType`.
+  double peakFor(mlir::Type elementType) const;
   friend bool operator==(const CostModel &, const CostModel &) = default;
 };
 std::optional<CostModel> getCostModel(mlir::Operation *module);

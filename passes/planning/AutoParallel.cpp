@@ -138,6 +138,14 @@ LogicalResult Planner::addOp(Operation *op) {
            << "has no SBP signature that produces its annotated result "
               "layout";
   bool forward = !isBackward(op);
+  // Matmuls on 16-bit floats (mixed precision) run at their own peak.
+  Type element;
+  if (op->getNumOperands() > 0)
+    if (auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType()))
+      element = t.getElementType();
+  double peak = element && (element.isBF16() || element.isF16())
+                    ? rates.halfFlops
+                    : rates.flops;
   double work = sbpOp.getComputeCost();
   for (const NdSbpSignature &sig : n.sigs) {
     double bytes = 0, kept = 0;
@@ -150,7 +158,7 @@ LogicalResult Planner::addOp(Operation *op) {
         kept += b;
     }
     double flops = work / double(sig.parallelism);
-    n.time.push_back(std::max(flops / rates.flops, bytes / rates.memory));
+    n.time.push_back(std::max(flops / peak, bytes / rates.memory));
     n.saved.push_back(kept);
   }
   nodes.push_back(std::move(n));
@@ -521,7 +529,8 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
       attrs::setCostModel(getOperation(), *m);
     }
     attrs::CostModel m = costModelOf(getOperation());
-    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth};
+    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth,
+                m.halfPeakFlops > 0 ? m.halfPeakFlops : m.peakFlops};
     TrainingMemory training;
     training.states = optimizerStates;
     training.stateBytes = double(stateBits) / 32.0;

@@ -32,6 +32,8 @@ using namespace mlir;
 /// (costParams), in bytes of the link.
 struct Rates {
   double flops, memory, link;
+  /// Of matmuls on 16-bit floats (mixed precision).
+  double halfFlops;
 };
 
 /// How the passes after auto-parallel will hold the step's memory

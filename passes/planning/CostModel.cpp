@@ -28,6 +28,14 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
     return peak.takeError();
   attrs::CostModel m;
   m.peakFlops = *peak * spec->matmulEfficiency;
+  // Under mixed precision matmuls run on 16-bit floats, at their own peak.
+  for (const char *half : {"bf16", "f16"})
+    if (auto it = spec->peakFlops.find(half); it != spec->peakFlops.end()) {
+      double p = it->second * spec->matmulEfficiency;
+      if (p != m.peakFlops)
+        m.halfPeakFlops = p;
+      break;
+    }
   m.memoryBandwidth = spec->memoryBandwidth * spec->memoryEfficiency;
   // A mesh's devices share a node when they can (pc-plan's mapping).
   const planner::Link &link =

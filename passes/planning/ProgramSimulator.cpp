@@ -72,7 +72,10 @@ class Simulator {
 public:
   Simulator(ModuleOp module, const OpProfile *profile)
       : module(module), rates(costModelOf(module)), spec(specOf(rates)),
-        cost(spec, rates.peakFlops), meshes(module), profile(profile) {}
+        cost(spec, rates.peakFlops),
+        halfCost(spec, rates.halfPeakFlops > 0 ? rates.halfPeakFlops
+                                               : rates.peakFlops),
+        meshes(module), profile(profile) {}
 
   Simulation run(StringRef graph) {
     Simulation result;
@@ -312,7 +315,14 @@ private:
       bytes += bytesOf(ty);
     for (Type ty : op->getResultTypes())
       bytes += bytesOf(ty);
-    return cost.kernel(sbp.getComputeCost(), bytes, /*matmul=*/true);
+    // Matmuls on 16-bit floats (mixed precision) run at their own peak.
+    Type element;
+    if (op->getNumOperands() > 0)
+      if (auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType()))
+        element = t.getElementType();
+    const planner::CostModel &c =
+        rates.peakFor(element) != rates.peakFlops ? halfCost : cost;
+    return c.kernel(sbp.getComputeCost(), bytes, /*matmul=*/true);
   }
 
   int64_t groupSize(Operation *op) {
@@ -383,8 +393,8 @@ private:
 
   ModuleOp module;
   attrs::CostModel rates;
-  planner::ClusterSpec spec; // `cost` refers to it
-  planner::CostModel cost;
+  planner::ClusterSpec spec; // `cost` and `halfCost` refer to it
+  planner::CostModel cost, halfCost;
   MeshCache meshes;
   const OpProfile *profile;
   std::vector<std::unique_ptr<Program>> programs;

@@ -2,12 +2,15 @@
 // after it is figured with them: here the boxing planner's, whose fixed
 // cost per collective becomes the bytes the link moves in its latency.
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/pcie-a100.json | FileCheck %s --check-prefix=ATTR
-// ATTR: module attributes {pc.cost_model = {kernel_latency = {{[0-9.]+E-6}} : f64, link_bandwidth = 1.120000e+10 : f64, link_latency = {{[0-9.]+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
+// Matmuls on 16-bit floats (mixed precision) have a peak of their own:
+// the spec's bf16 figure, 312 TFLOP/s against 19.5 for f32, times the
+// matmul efficiency (0.7).
+// ATTR: module attributes {pc.cost_model = {half_peak_flops = 2.184000e+14 : f64, kernel_latency = {{[0-9.]+E-6}} : f64, link_bandwidth = 1.120000e+10 : f64, link_latency = {{[0-9.]+E-6}} : f64, memory_bandwidth = 1.644750e+12 : f64, peak_flops = 1.365000e+13 : f64}}
 // CPU virtual devices' communicator runs on their compute cores: the
 // simulator shares the host's cores among both streams. The host's cores
 // run two devices at once, and a pipeline hop has a latency of its own.
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/cpu-virtual.json | FileCheck %s --check-prefix=CPU
-// CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, {{.*}}, p2p_latency = {{[0-9.]+e-0[3-6]}} : f64, {{.*}}, shared_cores}}
+// CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, kernel_latency = {{.*}}, p2p_latency = {{[0-9.]+e-0[3-6]}} : f64, {{.*}}, shared_cores}}
 // A calibrated spec's collective latency parts, and the share of the cores
 // it holds, are recorded too (latency_busy only below 1, its default).
 // RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
