@@ -67,6 +67,13 @@ void pc::copyPlacement(Operation *user, Operation *op) {
     attrs::setBackward(op);
 }
 
+Type pc::computeElementType(Operation *op) {
+  if (op->getNumOperands() == 0)
+    return {};
+  auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  return t ? t.getElementType() : Type();
+}
+
 bool pc::isFloatTensor(Type t) {
   auto r = dyn_cast<RankedTensorType>(t);
   return r && isa<FloatType>(r.getElementType());

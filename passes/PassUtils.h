@@ -22,6 +22,9 @@ SbpAttr makeSbp(mlir::MLIRContext *context, mlir::FlatSymbolRefAttr mesh,
 /// "ranks [0, 1]": the ranks of per-device program `f`, for messages.
 /// A ranked tensor type of floats.
 bool isFloatTensor(mlir::Type t);
+/// The element type `op` computes in: its first operand's (null: none, or
+/// not a ranked tensor).
+mlir::Type computeElementType(mlir::Operation *op);
 
 /// `f`'s loss by pc-autodiff's rule: the first result marked {pc.loss}, or
 /// else its only result when that is a 0-d float tensor.

@@ -33,7 +33,8 @@ double Planner::convert(Type type, SbpAttr src, SbpAttr dst) {
     return 0;
   auto [it, inserted] = costs.try_emplace({type, src, dst}, 0.0);
   if (inserted)
-    it->second = conversionCost(boxing, meshes, type, src, dst) / rates.link;
+    it->second =
+        conversionCost(boxing, meshes, type, src, dst) / rates.linkBandwidth;
   return it->second;
 }
 
@@ -139,13 +140,7 @@ LogicalResult Planner::addOp(Operation *op) {
               "layout";
   bool forward = !isBackward(op);
   // Matmuls on 16-bit floats (mixed precision) run at their own peak.
-  Type element;
-  if (op->getNumOperands() > 0)
-    if (auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType()))
-      element = t.getElementType();
-  double peak = element && (element.isBF16() || element.isF16())
-                    ? rates.halfFlops
-                    : rates.flops;
+  double peak = rates.peakFor(computeElementType(op));
   double work = sbpOp.getComputeCost();
   for (const NdSbpSignature &sig : n.sigs) {
     double bytes = 0, kept = 0;
@@ -158,7 +153,7 @@ LogicalResult Planner::addOp(Operation *op) {
         kept += b;
     }
     double flops = work / double(sig.parallelism);
-    n.time.push_back(std::max(flops / peak, bytes / rates.memory));
+    n.time.push_back(std::max(flops / peak, bytes / rates.memoryBandwidth));
     n.saved.push_back(kept);
   }
   nodes.push_back(std::move(n));
@@ -529,8 +524,6 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
       attrs::setCostModel(getOperation(), *m);
     }
     attrs::CostModel m = costModelOf(getOperation());
-    Rates rates{m.peakFlops, m.memoryBandwidth, m.linkBandwidth,
-                m.halfPeakFlops > 0 ? m.halfPeakFlops : m.peakFlops};
     TrainingMemory training;
     training.states = optimizerStates;
     training.stateBytes = double(stateBits) / 32.0;
@@ -538,7 +531,7 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
     training.zeroAxis = zeroAxis;
     training.offload = offloadOptimizer;
     training.recompute = recompute;
-    Planner planner(getOperation(), rates, training);
+    Planner planner(getOperation(), m, training);
     if (failed(planner.build()) ||
         failed(planner.solve(deviceMemory, report, checkExact)))
       return signalPassFailure();

@@ -14,6 +14,7 @@
 #include "boxing/BoxingPlanner.h"
 #include "boxing/MeshCache.h"
 #include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
 #include "passes/sbp/SbpCandidates.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,15 +27,6 @@
 namespace pc::autoparallel {
 
 using namespace mlir;
-
-/// The devices' rates (costModelOf: the module's, or this machine's CPU
-/// virtual devices); a collective's latency is the boxing planner's
-/// (costParams), in bytes of the link.
-struct Rates {
-  double flops, memory, link;
-  /// Of matmuls on 16-bit floats (mixed precision).
-  double halfFlops;
-};
 
 /// How the passes after auto-parallel will hold the step's memory
 /// (pc-optimizer's, pc-offload's and pc-recompute's options): what the
@@ -100,7 +92,7 @@ class GraphReplay;
 
 class Planner {
 public:
-  Planner(ModuleOp module, Rates rates, TrainingMemory training)
+  Planner(ModuleOp module, attrs::CostModel rates, TrainingMemory training)
       : module(module), meshes(module), rates(rates), training(training),
         boxing(costParams(module)) {}
 
@@ -143,7 +135,10 @@ private:
 
   ModuleOp module;
   MeshCache meshes;
-  Rates rates;
+  /// The devices' rates (costModelOf: the module's, or this machine's CPU
+  /// virtual devices); a collective's latency is the boxing planner's
+  /// (costParams), in bytes of the link.
+  attrs::CostModel rates;
   TrainingMemory training;
   boxing::Planner boxing;
   std::vector<Node> nodes;

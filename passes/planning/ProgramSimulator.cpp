@@ -316,12 +316,9 @@ private:
     for (Type ty : op->getResultTypes())
       bytes += bytesOf(ty);
     // Matmuls on 16-bit floats (mixed precision) run at their own peak.
-    Type element;
-    if (op->getNumOperands() > 0)
-      if (auto t = dyn_cast<RankedTensorType>(op->getOperand(0).getType()))
-        element = t.getElementType();
     const planner::CostModel &c =
-        rates.peakFor(element) != rates.peakFlops ? halfCost : cost;
+        rates.peakFor(computeElementType(op)) != rates.peakFlops ? halfCost
+                                                                 : cost;
     return c.kernel(sbp.getComputeCost(), bytes, /*matmul=*/true);
   }
 
