@@ -3,7 +3,7 @@
 #include "api/GraphPlan.h"
 #include "dialect/PcOps.h"
 #include "passes/InitAll.h"
-#include "planner/ClusterSpec.h"
+#include "passes/PassUtils.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -322,16 +322,12 @@ absl::StatusOr<GraphPlanResult> planGraph(const std::string &source,
   if (!base.ok())
     return base.status();
   GraphPlanResult result;
-  llvm::Expected<planner::ClusterSpec> spec =
-      planner::loadClusterSpec(options.cluster);
-  if (!spec)
-    return absl::InvalidArgumentError(llvm::toString(spec.takeError()));
-  bool halfIsFaster = false;
-  auto f32 = spec->peakFlops.find("f32");
-  for (const char *half : {"bf16", "f16"})
-    if (auto it = spec->peakFlops.find(half);
-        it != spec->peakFlops.end() && f32 != spec->peakFlops.end())
-      halfIsFaster |= it->second > f32->second * 1.5;
+  // The devices' 16-bit peak, as the compiled programs' cost model has it.
+  llvm::Expected<attrs::CostModel> rates =
+      costModelFromSpec(options.cluster, "f32");
+  if (!rates)
+    return absl::InvalidArgumentError(llvm::toString(rates.takeError()));
+  bool halfIsFaster = rates->halfPeakFlops > 1.5 * rates->peakFlops;
   for (GraphPlan &p : candidates(*base, options.devices,
                                  std::max<int64_t>(1, options.maxStages))) {
     bool overBudget = false;

@@ -65,6 +65,14 @@ bool Planner::savedForBackward(Value v) {
                       [&](Operation *u) { return isBackward(u); });
 }
 
+bool Planner::differs(SbpAttr have, SbpAttr want) {
+  if (have == want)
+    return false;
+  if (have.getMesh() != want.getMesh())
+    return true;
+  return !sameLayout(have, want, meshes.lookup(want.getMesh()).getShape());
+}
+
 std::vector<double> Planner::keptBytes(const EdgeSpec &e,
                                        ArrayRef<SbpAttr> wants) {
   // A forward op's operand converted to another layout, where the
@@ -81,8 +89,7 @@ std::vector<double> Planner::keptBytes(const EdgeSpec &e,
   for (int64_t x = 0; x < sa; ++x) {
     SbpAttr have = produced(e.from, e.value, x);
     for (int64_t y = 0; y < sb; ++y) {
-      if (have == wants[y] || (have.getMesh() == wants[y].getMesh() &&
-                               sameLayout(have, wants[y], meshShape)))
+      if (!differs(have, wants[y]))
         continue;
       bytes[size_t(x * sb + y)] =
           localBytes(e.value.getType(), wants[y].getEntries(), meshShape);
@@ -101,7 +108,6 @@ void Planner::addTrainedMemory(Node &node) {
   MeshOp mesh = meshes.lookup(node.mesh);
   int64_t axis = training.zero > 0 ? mesh.getAxisIndex(training.zeroAxis) : -1;
   ArrayRef<int64_t> shape = mesh.getShape();
-  node.gathered = training.zero >= 3;
   for (auto [s, layout] : llvm::enumerate(node.layouts)) {
     double piece = node.held[s], shards = 1;
     if (axis >= 0 && shape[axis] > 1 && !layout.getEntries()[axis].isSplit())
@@ -113,7 +119,6 @@ void Planner::addTrainedMemory(Node &node) {
                              (training.zero >= 1 ? shards : 1);
     node.held[s] = weight + state;
     node.grad.push_back(training.zero >= 2 ? piece / shards : piece);
-    node.fresh.push_back(weight + state);
     node.shards.push_back(training.zero >= 2 ? shards : 1);
   }
 }
@@ -170,10 +175,10 @@ private:
   /// The layout the chosen signature of `user` reads operand k in (none:
   /// as it is).
   SbpAttr wantOf(Operation *user, unsigned k);
-  bool differs(SbpAttr have, SbpAttr want);
   double bytesIn(Value v, SbpAttr sbp);
   std::optional<CopyRead> copyOf(Operation *op, unsigned k);
-  /// Positions, last reads, and the gradients' parameters.
+  /// Positions, how each operand is read, last reads, and the gradients'
+  /// parameters.
   void scan();
   /// Under recompute, the forward results the backward reads made again,
   /// and where (remadeAt).
@@ -200,6 +205,8 @@ private:
   DenseMap<Operation *, unsigned> pos;
   DenseMap<Value, unsigned> lastRead;
   DenseMap<std::pair<Value, Attribute>, unsigned> lastCopyRead;
+  /// Per position, how the op reads each operand (copyOf).
+  std::vector<SmallVector<std::optional<CopyRead>, 4>> reads;
   DenseSet<std::pair<Value, Attribute>> copied;
   DenseMap<Value, int> gradOf;
   DenseSet<Value> returned;
@@ -220,14 +227,6 @@ SbpAttr GraphReplay::wantOf(Operation *user, unsigned k) {
     return {};
   const Node &n = p.nodes[it->second];
   return makeSbp(f.getContext(), n.mesh, n.sigs[c[it->second]].operands[k]);
-}
-
-bool GraphReplay::differs(SbpAttr have, SbpAttr want) {
-  if (have == want)
-    return false;
-  if (have.getMesh() != want.getMesh())
-    return true;
-  return !sameLayout(have, want, p.meshes.lookup(want.getMesh()).getShape());
 }
 
 double GraphReplay::bytesIn(Value v, SbpAttr sbp) {
@@ -252,9 +251,9 @@ std::optional<GraphReplay::CopyRead> GraphReplay::copyOf(Operation *op,
     return std::nullopt;
   // A ZeRO-3 weight is read through a gathered copy, even in its layout.
   const Node &n = p.nodes[have.node];
-  bool gathered = n.gathered && isa_and_nonnull<GetParamOp>(def) &&
+  bool gathered = p.training.zero >= 3 && isa_and_nonnull<GetParamOp>(def) &&
                   Node::at(n.shards, c[have.node]) > 1;
-  if (gathered || differs(have.sbp, want))
+  if (gathered || p.differs(have.sbp, want))
     return CopyRead{want, want, true};
   return std::nullopt;
 }
@@ -303,13 +302,16 @@ void GraphReplay::scan() {
   for (Operation *op : order)
     pos.try_emplace(op, pos.size());
   findRemade();
+  reads.resize(order.size());
   for (Operation *op : order) {
     unsigned at = pos.lookup(op);
     for (OpOperand &u : op->getOpOperands()) {
       // A read through a copy reads the value itself only where the copy
       // is made from it (its first reader).
       Value v = u.get();
-      if (std::optional<CopyRead> copy = copyOf(op, u.getOperandNumber())) {
+      std::optional<CopyRead> &copy =
+          reads[at].emplace_back(copyOf(op, u.getOperandNumber()));
+      if (copy) {
         auto [it, first] = lastCopyRead.try_emplace({v, copy->key}, at);
         it->second = at;
         if (!first || !copy->fromValue)
@@ -347,7 +349,7 @@ DenseSet<Value> GraphReplay::makeCopies(Operation *op, unsigned at) {
   SmallVector<Value> copiedFrom;
   for (OpOperand &u : op->getOpOperands()) {
     Value v = u.get();
-    std::optional<CopyRead> copy = copyOf(op, u.getOperandNumber());
+    const std::optional<CopyRead> &copy = reads[at][u.getOperandNumber()];
     if (!copy) {
       direct.insert(v);
       continue;
@@ -369,10 +371,10 @@ void GraphReplay::update(Value grad, int param) {
   Layout l = layoutOf(grad);
   SbpAttr stored = n.layouts[c[param]];
   double shards = Node::at(n.shards, c[param]);
-  double reduced = l.sbp && (differs(l.sbp, stored) || shards > 1)
+  double reduced = l.sbp && (p.differs(l.sbp, stored) || shards > 1)
                        ? bytesIn(grad, stored) / shards
                        : 0;
-  add(n.mesh, reduced + Node::at(n.fresh, c[param]));
+  add(n.mesh, reduced + n.fresh(c[param]));
   now[n.mesh] -= reduced;
 }
 
@@ -381,7 +383,7 @@ void GraphReplay::releaseAfter(Operation *op, unsigned at,
   llvm::SmallSetVector<Value, 8> done;
   for (OpOperand &u : op->getOpOperands()) {
     Value v = u.get();
-    if (std::optional<CopyRead> copy = copyOf(op, u.getOperandNumber())) {
+    if (const std::optional<CopyRead> &copy = reads[at][u.getOperandNumber()]) {
       auto last = lastCopyRead.find({v, copy->key});
       if (last != lastCopyRead.end() && last->second == at &&
           copied.erase({v, copy->key}))

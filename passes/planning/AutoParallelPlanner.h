@@ -60,16 +60,11 @@ struct Node {
   /// - `saved` by the forward for the backward (an op's results), until
   ///   the backward reads them;
   /// - `grad`, a trained weight's gradient, from the backward until its
-  ///   update;
-  /// - `fresh`, the new weight and moments its update makes, to the end
-  ///   of the step (a step is a transaction: the old pieces stay until it
-  ///   commits, docs/memory.md).
-  std::vector<double> held, saved, grad, fresh;
+  ///   update (empty: not a trained weight).
+  std::vector<double> held, saved, grad;
   /// A trained weight's ZeRO shards in each state: how many devices share
-  /// what the layout leaves whole (1: none; empty: not a trained weight).
+  /// what the layout leaves whole (1: none).
   std::vector<double> shards;
-  /// ZeRO-3: the weight is stored sharded and gathered where it is read.
-  bool gathered = false;
 
   int64_t states() const {
     return sigs.empty() ? int64_t(layouts.size()) : int64_t(sigs.size());
@@ -77,10 +72,14 @@ struct Node {
   static double at(const std::vector<double> &v, int64_t s) {
     return v.empty() ? 0.0 : v[size_t(s)];
   }
+  /// A trained weight's new weight and state, which its update makes
+  /// beside what it holds, to the end of the step (a step is a
+  /// transaction: the old pieces stay until it commits, docs/memory.md).
+  double fresh(int64_t s) const { return grad.empty() ? 0.0 : at(held, s); }
   /// What memory's price applies to: the node's bytes where the device
   /// holds most of them (the backward's start, or the step's end).
   double priced(int64_t s) const {
-    return at(held, s) + std::max(at(saved, s) + at(grad, s), at(fresh, s));
+    return at(held, s) + std::max(at(saved, s) + at(grad, s), fresh(s));
   }
 };
 
@@ -119,6 +118,8 @@ private:
   void addEdge(int from, Value v, int to,
                const std::function<SbpAttr(int64_t)> &want);
   double convert(Type type, SbpAttr src, SbpAttr dst);
+  /// Whether a value in layout `have` must be copied to be read in `want`.
+  bool differs(SbpAttr have, SbpAttr want);
   /// The node producing `v`, if it has one yet (-1: none).
   int producerOf(Value v);
   /// The peak bytes per device of the fullest device under `choice`
