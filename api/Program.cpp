@@ -519,6 +519,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     // are checked together before anything runs.
     MemoryPlanOptions memory;
     memory.deviceMemory = options.deviceMemory;
+    memory.inPlaceUpdates = options.inPlaceUpdates;
     if (absl::Status s = runPasses(m,
                                    [&](PassManager &pm) {
                                      pm.addPass(createPipelineSchedule());
@@ -565,6 +566,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
       ap.zeroAxis = options.zeroAxis;
       ap.offloadOptimizer = options.offload.optimizer;
       ap.recompute = options.recompute;
+      ap.inPlaceUpdates = options.inPlaceUpdates;
       logical.autoParallel = ap;
     }
     // Pipeline stages are cut first, so that the eval and logits copies of
@@ -612,6 +614,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
     impl->logical = OwningOpRef<ModuleOp>(m.clone());
     CompilePipelineOptions distribute;
     distribute.memory.deviceMemory = options.deviceMemory;
+    distribute.memory.inPlaceUpdates = options.inPlaceUpdates;
     distribute.recompute = options.recompute;
     distribute.offload.optimizer = options.offload.optimizer;
     distribute.offload.parameters = options.offload.parameters;
@@ -622,6 +625,7 @@ absl::StatusOr<Program> Program::build(std::shared_ptr<Impl> impl,
   program.impl = std::move(impl);
   program.graphName = graphName;
   program.isTraining = options.train;
+  program.inPlace = options.inPlaceUpdates;
   program.opt = o;
   for (auto mesh : m.getOps<MeshOp>())
     for (int64_t p = 0; p < mesh.getNumDevices(); ++p)

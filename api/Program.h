@@ -125,6 +125,15 @@ struct CompileOptions {
   /// holds (docs/memory.md); give the same to SessionOptions::deviceMemory
   /// for the allocator to enforce it.
   int64_t deviceMemory = 0;
+  /// Update parameters in place (docs/memory.md): each parameter's old
+  /// piece goes once its new value is stored and its last reader is done,
+  /// instead of the step's starting model state being held to the step's
+  /// end to roll back to. Saves up to the model state's size at the end of
+  /// the update. A run that fails or is rejected (a loss that is not
+  /// finite) then leaves the parameters half-updated, and the session
+  /// refuses to go on until a checkpoint is loaded (Session::load). The
+  /// memory plan and --auto-parallel's budget count what it holds.
+  bool inPlaceUpdates = false;
 };
 
 /// A device's predicted memory (--pc-memory-plan), in bytes: the peak, and
@@ -170,6 +179,8 @@ class Program {
 public:
   const std::string &graph() const { return graphName; }
   bool training() const { return isTraining; }
+  /// CompileOptions::inPlaceUpdates, which its sessions follow.
+  bool inPlaceUpdates() const { return inPlace; }
   const OptimizerOptions &optimizer() const { return opt; }
   /// Devices the meshes need.
   int64_t numDevices() const { return devices; }
@@ -248,6 +259,7 @@ private:
   std::shared_ptr<Impl> impl;
   std::string graphName;
   bool isTraining = false;
+  bool inPlace = false;
   OptimizerOptions opt;
   int64_t devices = 0;
   std::vector<Port> inputPorts, outputPorts;

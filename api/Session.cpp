@@ -64,6 +64,7 @@ Session::create(const Program &program, const SessionOptions &options) {
   if (const char *n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
     onNode = std::max(1, std::atoi(n));
   s->cpu->setDeviceCapacity(options.deviceMemory);
+  s->cpu->setInPlaceUpdates(program.inPlaceUpdates());
   s->cpu->setPortableKernels(options.portableKernels);
   s->cpu->setDeviceKind(options.deviceKind);
   s->cpu->setThreadsPerDevice(
@@ -317,29 +318,32 @@ Session::trainSteps(const char *call, int64_t steps,
   run.iterations = steps;
   // A step whose loss or gradient norm is not finite is not applied, nor
   // is any step of its run: the parameters stay those before it, and the
-  // caller gets the error.
+  // caller gets the error. Under in-place updates they are applied
+  // already; the session then waits for a checkpoint (CpuSession::usable).
   int64_t checked = 0;
+  std::string fate =
+      program.inPlaceUpdates()
+          ? "; the parameters were updated in place: load a checkpoint to go "
+            "on"
+      : steps > 1 ? absl::StrCat("; the run's steps ", step, "-",
+                                 step + steps - 1, " were not applied")
+                  : "; the step was not applied";
   Accept finite = [&](const std::vector<runtime::HostTensor> &results) {
     int64_t at = step + checked++;
     // A step loss scaling skipped stored nothing: its overflow is handled.
     if (skippedIndex && results.at(*skippedIndex).get(0) != 0)
       return absl::OkStatus();
+    std::string where = steps > 1 ? absl::StrCat("step ", at, ": ") : "";
     double loss = results.at(*lossIndex).get(0);
-    std::string which =
-        steps > 1 ? absl::StrCat(" (the run's steps ", step, "-",
-                                 step + steps - 1, " were not applied)")
-                  : "";
     if (!std::isfinite(loss))
       return absl::InvalidArgumentError(
-          absl::StrCat(steps > 1 ? absl::StrCat("step ", at, ": ") : "",
-                       "the loss is ", loss, "; the step was not applied",
-                       which, " (lower the rate or clip gradients)"));
+          absl::StrCat(where, "the loss is ", loss, fate,
+                       " (lower the rate or clip gradients)"));
     if (gradNormIndex)
       if (double norm = results.at(*gradNormIndex).get(0); !std::isfinite(norm))
-        return absl::InvalidArgumentError(absl::StrCat(
-            steps > 1 ? absl::StrCat("step ", at, ": ") : "",
-            "the gradients' norm is ", norm, "; the step was not applied",
-            which, " (lower the rate or clip gradients)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, "the gradients' norm is ", norm, fate,
+                         " (lower the rate or clip gradients)"));
     return absl::OkStatus();
   };
   std::vector<std::vector<runtime::HostTensor>> every;

@@ -129,9 +129,9 @@ def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
     schedule) the way the executor makes and drops tensors: stored
     parameter and optimizer-state pieces live throughout, and the value of
     a `pc.set_param` beside them from the moment it is made (a step is a
-    transaction: the old pieces stay until the run succeeds), inputs until
-    their last
-    use, constants throughout, every other result from its op to its last
+    transaction: the old pieces stay until the run succeeds; with
+    `in-place-updates`, as the session then runs it, a piece that is
+    stored over goes after its last reader), inputs until their last use, constants throughout, every other result from its op to its last
     use, except views (a reshape; a collective over axes of one member).
     Each program gets `pc.memory`: the predicted peak and what is live at
     it, as parameters, gradients, optimizer state, activations (the
@@ -159,6 +159,9 @@ def MemoryPlan : Pass<"pc-memory-plan", "::mlir::ModuleOp"> {
            "error (0: no limit)">,
     Option<"report", "report", "bool", "false",
            "Print each program's predicted peak and its breakdown">,
+    Option<"inPlaceUpdates", "in-place-updates", "bool", "false",
+           "The session updates parameters in place (no step transaction): "
+           "a piece that is stored over goes after its last reader">,
   ];
   let statistics = [
     Statistic<"numPrograms", "programs", "Programs given a memory plan">,
@@ -746,6 +749,10 @@ def AutoParallel : Pass<"pc-auto-parallel", "::mlir::ModuleOp"> {
     Option<"recompute", "recompute", "std::string", "\"\"",
            "pc-recompute's mode to count memory for (full or selective: "
            "the backward reads its segments' values made again)">,
+    Option<"inPlaceUpdates", "in-place-updates", "bool", "false",
+           "The session updates parameters in place: a weight's old pieces "
+           "go at its update, not at the step's end (pc-memory-plan's "
+           "option of the same name)">,
   ];
   let statistics = [
     Statistic<"numNodes", "nodes", "Ops, parameters and inputs planned">,

@@ -6,7 +6,8 @@
 //  - the stored pieces of parameters and optimizer state are live from the
 //    start; a pc.set_param's value is kept to the end beside the old piece
 //    (a step is a transaction: the session keeps the pieces it began with
-//    until the run succeeds);
+//    until the run succeeds), or, under in-place updates, an old piece
+//    that is stored over goes after its last reader;
 //  - inputs are uploaded before the first op and go after their last use;
 //    constants are made once, when the program is bound, and stay;
 //  - every other result is allocated when its op runs and freed after its
@@ -178,7 +179,7 @@ int64_t wideningBytes(Operation *op) {
 
 } // namespace
 
-SmallVector<Operation *> pc::runOrder(func::FuncOp f) {
+SmallVector<Operation *> pc::runOrder(func::FuncOp f, ReadyPick pick) {
   Block &body = f.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
@@ -233,8 +234,13 @@ SmallVector<Operation *> pc::runOrder(func::FuncOp f) {
     }
     if (ready.empty())
       break;
-    Operation *op = ready.front();
-    ready.pop_front();
+    auto next = ready.begin();
+    if (pick == ReadyPick::FirstInProgram)
+      next = llvm::min_element(ready, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+    Operation *op = *next;
+    ready.erase(next);
     order.push_back(op);
     // Its users, told in program order (as the runtime's consumers are).
     SmallVector<Operation *> users;
@@ -273,7 +279,8 @@ struct Buffer {
 
 class Replay {
 public:
-  explicit Replay(func::FuncOp f) : f(f), roles(rolesOf(f)) {
+  Replay(func::FuncOp f, bool inPlaceUpdates, ReadyPick pick)
+      : f(f), roles(rolesOf(f)), inPlaceUpdates(inPlaceUpdates), pick(pick) {
     // The values that become stored pieces (through views), and as what.
     f.walk([&](SetParamOp set) {
       Value v = set.getValue();
@@ -281,6 +288,7 @@ public:
            def = v.getDefiningOp())
         v = viewed(def);
       storedAs[v] = kindOfParam(set, set.getNameAttr());
+      storedOver.insert(set.getNameAttr().getAttr());
     });
   }
 
@@ -301,8 +309,14 @@ public:
       for (Value v : op.getOperands())
         if (auto it = bufferOf.find(v); it != bufferOf.end())
           ++buffers[it->second].uses;
+    // In place, a piece that is stored over goes after its last reader:
+    // the session lets go of it once every read of it has fired.
+    if (inPlaceUpdates)
+      for (auto [name, b] : pieceOf)
+        if (storedOver.contains(name))
+          buffers[b].kept = false;
     note();
-    for (Operation *op : runOrder(f)) {
+    for (Operation *op : runOrder(f, pick)) {
       allocate(op);
       // Results are downloaded at the end: kept.
       for (Value r : op->getResults())
@@ -447,7 +461,11 @@ private:
 
   func::FuncOp f;
   Roles roles;
+  bool inPlaceUpdates;
+  ReadyPick pick;
   DenseMap<Value, Kind> storedAs;
+  /// The parameters a pc.set_param stores.
+  DenseSet<Attribute> storedOver;
   std::vector<Buffer> buffers;
   // Live activation bytes, and their most at any point (which the
   // activation formulas describe, wherever the overall peak falls).
@@ -470,7 +488,7 @@ struct MemoryPlanPass : public pc::impl::MemoryPlanBase<MemoryPlanPass> {
     forEachGraph(getOperation(), [&](func::FuncOp f) {
       if (!attrs::getGraph(f))
         return;
-      attrs::MemoryUse use = predictMemory(f);
+      attrs::MemoryUse use = predictMemory(f, inPlaceUpdates);
       attrs::setMemoryUse(f, use);
       ++numPrograms;
       if (report)
@@ -492,8 +510,19 @@ struct MemoryPlanPass : public pc::impl::MemoryPlanBase<MemoryPlanPass> {
 
 } // namespace
 
-attrs::MemoryUse pc::predictMemory(func::FuncOp program) {
-  return Replay(program).run();
+attrs::MemoryUse pc::predictMemory(func::FuncOp program, bool inPlaceUpdates) {
+  attrs::MemoryUse use =
+      Replay(program, inPlaceUpdates, ReadyPick::FirstReady).run();
+  if (!inPlaceUpdates)
+    return use;
+  // In place, the peak falls amid the backward pass and the updates, where
+  // it depends on which of the ops ready at once runs first (on when the
+  // collectives' results come, on the kernels' times): the larger over the
+  // two ways the runtime's dispatcher picks. In a transaction it falls at
+  // the step's end, where every order holds the same.
+  attrs::MemoryUse other =
+      Replay(program, true, ReadyPick::FirstInProgram).run();
+  return other.peak > use.peak ? other : use;
 }
 
 std::string pc::formatBytes(int64_t bytes) {

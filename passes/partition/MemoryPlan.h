@@ -18,7 +18,11 @@
 namespace pc {
 
 /// `program`'s predicted peak and its breakdown (a per-device program).
-attrs::MemoryUse predictMemory(mlir::func::FuncOp program);
+/// With `inPlaceUpdates` a piece that is stored over goes after its last
+/// reader (CpuSession::setInPlaceUpdates); otherwise it stays to the step's
+/// end beside the new one (the step's transaction).
+attrs::MemoryUse predictMemory(mlir::func::FuncOp program,
+                               bool inPlaceUpdates = false);
 /// The ops of `f` in the order the runtime runs them. An actor fires once
 /// its inputs are there; the ordered ones (communication, and in a
 /// pipelined program everything, by its schedule's actions) also after the
@@ -26,7 +30,13 @@ attrs::MemoryUse predictMemory(mlir::func::FuncOp program);
 /// compute op that needs only parameters or constants runs at the start,
 /// however late the program lists it, and its result waits there for its
 /// users.
-llvm::SmallVector<mlir::Operation *> runOrder(mlir::func::FuncOp f);
+/// Which ready op runs first: the one that became ready first (the
+/// runtime's dispatcher, as ops become ready one by one), or the first in
+/// the program (its choice among ops ready together: when a collective's
+/// result comes late, what waited on it and what became ready meanwhile).
+enum class ReadyPick { FirstReady, FirstInProgram };
+llvm::SmallVector<mlir::Operation *>
+runOrder(mlir::func::FuncOp f, ReadyPick pick = ReadyPick::FirstReady);
 /// "64.0 MiB".
 std::string formatBytes(int64_t bytes);
 /// "peak 80.3 MiB: parameters 10.0 MiB, gradients ..., workspace ...".

@@ -341,7 +341,8 @@ LogicalResult Planner::solve(int64_t budget, bool report, bool checkExact) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       std::vector<double> c(nodes[i].time);
       for (size_t s = 0; s < c.size(); ++s)
-        c[s] += extra[i][s] + lambda * nodes[i].priced(int64_t(s));
+        c[s] += extra[i][s] +
+                lambda * nodes[i].priced(int64_t(s), training.inPlaceUpdates);
       g.setNodeCosts(int(i), std::move(c));
     }
     for (const KeptCopy &k : keptCopies) {
@@ -531,6 +532,7 @@ struct AutoParallelPass : pc::impl::AutoParallelBase<AutoParallelPass> {
     training.zeroAxis = zeroAxis;
     training.offload = offloadOptimizer;
     training.recompute = recompute;
+    training.inPlaceUpdates = inPlaceUpdates;
     Planner planner(getOperation(), m, training);
     if (failed(planner.build()) ||
         failed(planner.solve(deviceMemory, report, checkExact)))

@@ -7,7 +7,8 @@
 // until their last read, every result from its op to its last reader, a
 // value converted to another layout from its first reader in that layout
 // to its last, and each gradient's update making the new weight and state
-// beside the old (a step is a transaction, docs/memory.md). The solver
+// beside the old (a step is a transaction, docs/memory.md; in place, the
+// old goes after its last reader). The solver
 // prices memory per node (Node::priced, and keptBytes for converted copies
 // the backward reads); this replay is what a plan is held to.
 //
@@ -191,8 +192,9 @@ private:
   /// Makes the copies `op` reads; returns the values it reads directly.
   DenseSet<Value> makeCopies(Operation *op, unsigned at);
   /// A complete gradient is reduced into its weight's layout and updated
-  /// at once; the update's new pieces stay to the end.
-  void update(Value grad, int param);
+  /// at once (at position `at`); the update's new pieces stay to the end,
+  /// and in place the old ones go after their last reader.
+  void update(Value grad, int param, unsigned at);
   void releaseAfter(Operation *op, unsigned at, const DenseSet<Value> &direct);
   /// Results are downloaded at the end; gradients are consumed by updates.
   bool kept(Value v) { return returned.contains(v) && !gradOf.contains(v); }
@@ -212,6 +214,10 @@ private:
   DenseSet<Value> returned;
   DenseMap<Value, unsigned> remadeAt;
   DenseMap<unsigned, SmallVector<Value>> remadeHere;
+  /// Per parameter node, the position of the last read of its piece; per
+  /// position, the old pieces (mesh, bytes) that go there (in place).
+  DenseMap<int, unsigned> lastParamRead;
+  DenseMap<unsigned, SmallVector<std::pair<Attribute, double>>> oldGoesAt;
   llvm::SmallDenseMap<Attribute, double> now;
   double peak = 0;
 };
@@ -318,6 +324,9 @@ void GraphReplay::scan() {
           continue;
       }
       lastRead[v] = at;
+      if (isa_and_nonnull<GetParamOp>(v.getDefiningOp()))
+        if (int n = p.producerOf(v); n >= 0)
+          lastParamRead[n] = std::max(lastParamRead.lookup(n), at);
     }
   }
   for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
@@ -366,7 +375,7 @@ DenseSet<Value> GraphReplay::makeCopies(Operation *op, unsigned at) {
   return direct;
 }
 
-void GraphReplay::update(Value grad, int param) {
+void GraphReplay::update(Value grad, int param, unsigned at) {
   const Node &n = p.nodes[param];
   Layout l = layoutOf(grad);
   SbpAttr stored = n.layouts[c[param]];
@@ -374,8 +383,12 @@ void GraphReplay::update(Value grad, int param) {
   double reduced = l.sbp && (p.differs(l.sbp, stored) || shards > 1)
                        ? bytesIn(grad, stored) / shards
                        : 0;
-  add(n.mesh, reduced + n.fresh(c[param]));
+  double fresh = n.fresh(c[param]);
+  add(n.mesh, reduced + fresh);
   now[n.mesh] -= reduced;
+  if (p.training.inPlaceUpdates)
+    oldGoesAt[std::max(at, lastParamRead.lookup(param))].push_back(
+        {n.mesh, fresh});
 }
 
 void GraphReplay::releaseAfter(Operation *op, unsigned at,
@@ -421,8 +434,10 @@ double GraphReplay::run(const llvm::SmallDenseMap<Attribute, double> &base) {
         add(p.nodes[l.node].mesh, bytesIn(r, l.sbp));
     for (Value r : op->getResults())
       if (auto g = gradOf.find(r); g != gradOf.end())
-        update(r, g->second);
+        update(r, g->second, at);
     releaseAfter(op, at, direct);
+    for (auto [mesh, bytes] : oldGoesAt.lookup(at))
+      now[mesh] -= bytes;
   }
   return peak;
 }

@@ -43,6 +43,9 @@ struct TrainingMemory {
   /// pc-recompute's mode, "full" or "selective" (none: empty): the
   /// backward reads its segments' forward values made again.
   std::string recompute;
+  /// The session updates in place: a weight's old pieces go once it is
+  /// updated and read for the last time, not at the step's end.
+  bool inPlaceUpdates = false;
 };
 
 /// One node of the cost graph.
@@ -74,12 +77,15 @@ struct Node {
   }
   /// A trained weight's new weight and state, which its update makes
   /// beside what it holds, to the end of the step (a step is a
-  /// transaction: the old pieces stay until it commits, docs/memory.md).
+  /// transaction: the old pieces stay until it commits, docs/memory.md),
+  /// or, in place, until its old pieces' last reader.
   double fresh(int64_t s) const { return grad.empty() ? 0.0 : at(held, s); }
   /// What memory's price applies to: the node's bytes where the device
-  /// holds most of them (the backward's start, or the step's end).
-  double priced(int64_t s) const {
-    return at(held, s) + std::max(at(saved, s) + at(grad, s), fresh(s));
+  /// holds most of them (the backward's start, or, in a transaction, the
+  /// step's end).
+  double priced(int64_t s, bool inPlaceUpdates) const {
+    return at(held, s) + std::max(at(saved, s) + at(grad, s),
+                                  inPlaceUpdates ? 0.0 : fresh(s));
   }
 };
 

@@ -314,7 +314,28 @@ CpuSession::load(std::map<std::string, Input> values, LoadKind kind) {
   std::lock_guard<std::mutex> lock(mu);
   loaded = std::move(values);
   params.clear();
+  lost = absl::OkStatus(); // every piece starts again from what was loaded
   return unmatched;
+}
+
+absl::Status CpuSession::usable() const {
+  if (lost.ok())
+    return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "a run failed after updating some parameters in place (in-place "
+      "updates keep no copy to roll back to); load a checkpoint to go on. "
+      "The run failed with: ",
+      lost.message()));
+}
+
+bool CpuSession::storesParams(
+    const std::map<int64_t, func::FuncOp> &programOf) {
+  for (auto [rank, f] : programOf)
+    if (f.walk([](SetParamOp) {
+           return WalkResult::interrupt();
+         }).wasInterrupted())
+      return true;
+  return false;
 }
 
 absl::StatusOr<std::shared_ptr<const Tensor>>
@@ -383,6 +404,8 @@ CpuSession::param(int64_t rank, llvm::StringRef name, Type local) {
 
 absl::StatusOr<std::map<std::pair<int64_t, std::string>, HostTensor>>
 CpuSession::pieces() {
+  if (absl::Status s = usable(); !s.ok())
+    return s;
   Pieces held;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -560,12 +583,40 @@ CpuSession::read(int64_t rank, llvm::StringRef name, Type local,
 void CpuSession::store(int64_t rank, llvm::StringRef name, int64_t iteration,
                        std::shared_ptr<const Tensor> piece) {
   std::lock_guard<std::mutex> lock(mu);
-  auto &byIteration = pending[{rank, name.str()}];
-  byIteration[iteration] = std::move(piece);
-  // Iteration `iteration - 1`'s reads are done (a loop-carried edge), so
-  // nothing reads what iteration - 2 stored.
-  byIteration.erase(byIteration.begin(),
-                    byIteration.lower_bound(iteration - 1));
+  pending[{rank, name.str()}][iteration] = std::move(piece);
+}
+
+void CpuSession::readsDone(int64_t rank, llvm::StringRef name,
+                           int64_t iteration) {
+  // The piece this iteration read has no readers left but the kernels
+  // that hold it: the session lets it go, unless it is the piece the run
+  // began with and the run is a transaction. (In place, that piece, or
+  // what the iteration before stored, is the parameter until this
+  // iteration's store settles.) The next iteration reads what this one
+  // stores: it waits for the store.
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(rank, name.str());
+  if (auto it = pending.find(key); it != pending.end() && iteration > 0)
+    it->second.erase(iteration - 1);
+  if (inPlaceUpdates)
+    params.erase(key);
+}
+
+void CpuSession::settle(int64_t rank, llvm::StringRef name, int64_t iteration) {
+  // In place, what this iteration stored becomes the parameter as soon as
+  // its reads are done; in a transaction it waits for the run's success.
+  if (!inPlaceUpdates)
+    return;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(rank, name.str());
+  auto it = pending.find(key);
+  if (it == pending.end())
+    return;
+  auto stored = it->second.find(iteration);
+  if (stored == it->second.end())
+    return;
+  params[key] = std::move(stored->second);
+  pending.erase(it);
 }
 
 bool CpuSession::isBound(llvm::StringRef graph,
@@ -628,6 +679,12 @@ CpuSession::bind(llvm::StringRef graph,
         [this, rank](llvm::StringRef name, int64_t iteration,
                      std::shared_ptr<const Tensor> piece) {
           this->store(rank, name, iteration, std::move(piece));
+        },
+        [this, rank](llvm::StringRef name, int64_t iteration) {
+          readsDone(rank, name, iteration);
+        },
+        [this, rank](llvm::StringRef name, int64_t iteration) {
+          settle(rank, name, iteration);
         }};
     r.program = std::make_unique<RankProgram>(
         kernels, *r.context, std::move(access), options.registers);
@@ -642,6 +699,8 @@ CpuSession::bind(llvm::StringRef graph,
 absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                                        std::span<const Input> inputs,
                                        const CpuRunOptions &options) {
+  if (absl::Status s = usable(); !s.ok())
+    return s;
   if (options.iterations < 1 || options.registers < 1)
     return absl::InvalidArgumentError(absl::StrCat(
         "a run needs at least one iteration and one register, not ",
@@ -758,10 +817,17 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   }
   // A failed run stores nothing and drops the bound programs (their streams
   // and endpoints may be poisoned); the next run binds afresh.
+  // Under in-place updates a run that stores parameters and failed once
+  // it started may have replaced some of them: the session keeps the
+  // error and refuses to go on until parameters are loaded. Every process
+  // starts the run or none does, so all of them decide alike.
+  bool started = false;
   auto failed = [&](absl::Status s) {
     std::lock_guard<std::mutex> lock(mu);
     pending.clear();
     bound.erase(graph.str());
+    if (started && inPlaceUpdates && storesParams(programOf))
+      lost = s;
     return s;
   };
 
@@ -832,6 +898,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
   std::map<int64_t, RankResult> mine;
   for (int64_t rank : hosted)
     mine[rank];
+  started = true;
   absl::Status launched = launch(world, hosted, [&](int64_t rank) {
     BoundGraph::Rank &r = *b.ranks.at(rank);
     RankResult &out = mine.at(rank);

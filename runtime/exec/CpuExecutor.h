@@ -197,6 +197,16 @@ public:
   void setDeviceCapacity(int64_t bytes) {
     deviceOptions.capacity = std::max<int64_t>(0, bytes);
   }
+  /// In-place updates: each parameter's stored piece replaces the one the
+  /// run began with as soon as every read of the old one is done, instead
+  /// of when the run succeeds (a step is then no transaction: the old model
+  /// state is not held to the step's end). A run that fails after it
+  /// started storing leaves parameters half-updated: the session then
+  /// refuses runs and snapshots (FailedPrecondition, with the run's error)
+  /// until load() is called. Default: off.
+  void setInPlaceUpdates(bool on) { inPlaceUpdates = on; }
+  bool hasInPlaceUpdates() const { return inPlaceUpdates; }
+
   /// Whether CPU devices made after the call run the portable kernels
   /// (DeviceOptions::portableKernels).
   void setPortableKernels(bool on) { deviceOptions.portableKernels = on; }
@@ -222,10 +232,20 @@ private:
   /// iteration - 1 stored, else param().
   absl::StatusOr<std::shared_ptr<const Tensor>>
   read(int64_t rank, llvm::StringRef name, mlir::Type local, int64_t iteration);
-  /// What iteration `iteration` stored; the pieces that no iteration can
-  /// read any more go.
+  /// What iteration `iteration` stored.
   void store(int64_t rank, llvm::StringRef name, int64_t iteration,
              std::shared_ptr<const Tensor> piece);
+  /// Iteration `iteration` read `name` for the last time
+  /// (ParamStore::readsDone): the session lets go of the piece it read
+  /// (in a transaction, not the piece the run began with).
+  void readsDone(int64_t rank, llvm::StringRef name, int64_t iteration);
+  /// ... and stored it (ParamStore::settled): in place, what it stored
+  /// becomes the parameter.
+  void settle(int64_t rank, llvm::StringRef name, int64_t iteration);
+  /// OK unless a failed run left parameters half-updated (in-place).
+  absl::Status usable() const;
+  static bool
+  storesParams(const std::map<int64_t, mlir::func::FuncOp> &programOf);
 
   /// One graph's programs on this process's ranks, bound (CpuExecutor.cpp).
   struct BoundGraph;
@@ -277,6 +297,9 @@ private:
   std::map<std::pair<int64_t, std::string>,
            std::map<int64_t, std::shared_ptr<const Tensor>>>
       pending;
+  bool inPlaceUpdates = false;
+  /// The failure that left parameters half-updated (in-place updates).
+  absl::Status lost;
   /// Each graph's bound programs (they hold tensors: declared after the
   /// devices, so that they die first).
   std::map<std::string, std::unique_ptr<BoundGraph>> bound;

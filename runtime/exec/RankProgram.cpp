@@ -173,17 +173,20 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
             params.read(name, local, 0);
         !first.ok())
       return named(first.status(), context.rank, &op);
-    uint32_t id =
-        addActor("pc.get_param", kCompute, ins, 1,
-                 [this, name, local, rank = context.rank,
-                  op = &op](KernelIO &io, int64_t iteration) -> absl::Status {
-                   absl::StatusOr<std::shared_ptr<const Tensor>> value =
-                       params.read(name, local, iteration);
-                   if (!value.ok())
-                     return named(value.status(), rank, op);
-                   io.outputs[0] = *std::move(value);
-                   return absl::OkStatus();
-                 });
+    // std::map's entries stay where they are: the actor keeps a pointer.
+    const ParamActors &actorsOfParam = paramActors[name];
+    uint32_t id = addActor(
+        "pc.get_param", kCompute, ins, 1,
+        [this, name, local, rank = context.rank, op = &op,
+         &actorsOfParam](KernelIO &io, int64_t iteration) -> absl::Status {
+          absl::StatusOr<std::shared_ptr<const Tensor>> value =
+              params.read(name, local, iteration);
+          if (!value.ok())
+            return named(value.status(), rank, op);
+          io.outputs[0] = *std::move(value);
+          noteParamDone(name, actorsOfParam, iteration, false);
+          return absl::OkStatus();
+        });
     sources[get.getResult()] = {id, 0};
     paramActors[name].reads.push_back(id);
     return absl::OkStatus();
@@ -191,11 +194,14 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
   if (auto set = dyn_cast<SetParamOp>(op)) {
     std::string name = set.getName().str();
     // The value is shared, not copied: it is the next iteration's piece.
-    uint32_t id = addActor("pc.set_param", kCompute, ins, 0,
-                           [this, name](KernelIO &io, int64_t iteration) {
-                             params.store(name, iteration, io.sharedInputs[0]);
-                             return absl::OkStatus();
-                           });
+    const ParamActors &actorsOfParam = paramActors[name];
+    uint32_t id =
+        addActor("pc.set_param", kCompute, ins, 0,
+                 [this, name, &actorsOfParam](KernelIO &io, int64_t iteration) {
+                   params.store(name, iteration, io.sharedInputs[0]);
+                   noteParamDone(name, actorsOfParam, iteration, true);
+                   return absl::OkStatus();
+                 });
     std::optional<uint32_t> &store = paramActors[name].store;
     if (store)
       return named(absl::InvalidArgumentError(absl::StrCat(
@@ -265,6 +271,30 @@ void RankProgram::linkParameters() {
       graph.carry(get, *p.store);
     }
   }
+}
+
+void RankProgram::noteParamDone(const std::string &name, const ParamActors &p,
+                                int64_t iteration, bool isStore) {
+  if (!p.store)
+    return;
+  bool readsDone = false, settled = false;
+  {
+    std::lock_guard<std::mutex> lock(settlingMu);
+    auto key = std::make_pair(name, iteration);
+    Settling &s = settling[key];
+    if (isStore)
+      s.stored = true;
+    else
+      readsDone = ++s.reads == p.reads.size();
+    settled = s.stored && s.reads == p.reads.size();
+    if (settled)
+      settling.erase(key);
+  }
+  // A parameter nobody reads is done with its reads as it is stored.
+  if ((readsDone || (isStore && p.reads.empty())) && params.readsDone)
+    params.readsDone(name, iteration);
+  if (settled && params.settled)
+    params.settled(name, iteration);
 }
 
 absl::Status RankProgram::orderBySchedule(int64_t iterations) {
@@ -347,6 +377,7 @@ RankProgram::run(std::span<Stream *const> streams, std::vector<ArgFeed> args,
   feeds = std::move(args);
   upload = std::move(uploader);
   current = &run;
+  settling.clear(); // what a failed run left
   results.assign(run.everyIteration ? run.iterations : 1, {});
   actor::RunOptions options;
   options.iterations = run.iterations;

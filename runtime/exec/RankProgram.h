@@ -29,6 +29,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,6 +50,13 @@ struct ParamStore {
   std::function<void(llvm::StringRef name, int64_t iteration,
                      std::shared_ptr<const Tensor> piece)>
       store;
+  /// For a parameter the program stores: called once every read of `name`
+  /// in iteration `iteration` is done (nothing reads the piece that
+  /// iteration read any more, beyond the kernels that hold it), and again,
+  /// as `settled`, once the iteration has also stored it (the next
+  /// iteration reads what it stored). Either may come first.
+  std::function<void(llvm::StringRef name, int64_t iteration)> readsDone;
+  std::function<void(llvm::StringRef name, int64_t iteration)> settled;
 };
 
 /// One argument's values for a run: the same tensor for every iteration, or
@@ -185,6 +193,19 @@ private:
     std::optional<uint32_t> store;
   };
   std::map<std::string, ParamActors> paramActors;
+  /// Counts a read (or the store) of a stored parameter in `iteration`,
+  /// and tells the session when the last read is done and when both the
+  /// reads and the store are (ParamStore::readsDone, settled).
+  void noteParamDone(const std::string &name, const ParamActors &p,
+                     int64_t iteration, bool isStore);
+  /// Per (parameter, iteration) of the running run: its reads done so far,
+  /// and whether it was stored.
+  struct Settling {
+    size_t reads = 0;
+    bool stored = false;
+  };
+  std::mutex settlingMu;
+  std::map<std::pair<std::string, int64_t>, Settling> settling;
   std::vector<std::vector<std::shared_ptr<const Tensor>>> results;
 };
 

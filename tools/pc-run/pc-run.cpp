@@ -163,6 +163,14 @@ int main(int argc, char **argv) {
   cl::opt<std::string> zeroAxis("zero-axis",
                                 cl::desc("The mesh axis ZeRO shards over"),
                                 cl::init("dp"), cl::cat(memoryCat));
+  cl::opt<bool> inPlaceUpdates(
+      "in-place-updates",
+      cl::desc("With --train, let each parameter's old value go once its "
+               "update is stored, instead of holding the step's starting "
+               "model state to its end to roll back to (saves up to the "
+               "model state's size); a step that fails or diverges then "
+               "ends the run with the parameters half-updated"),
+      cl::cat(memoryCat));
   cl::opt<int> loraRank(
       "lora-rank",
       cl::desc("With --train, fine-tune rank-N low-rank adapters of the "
@@ -447,6 +455,9 @@ int main(int argc, char **argv) {
     return fail("--zero must be 0, 1, 2 or 3, not " + std::to_string(zero));
   if (zero > 0 && !train)
     return fail("--zero shards training's optimizer state; it needs --train");
+  if (inPlaceUpdates && !train)
+    return fail("--in-place-updates is how training stores its updates; it "
+                "needs --train");
   if (!recompute.empty() && recompute != "full" && recompute != "selective")
     return fail("--recompute is full or selective, not '" + recompute + "'");
   if (stateBits != 32 && stateBits != 8)
@@ -503,6 +514,7 @@ int main(int argc, char **argv) {
   compileOptions.zero = zero;
   compileOptions.zeroAxis = zeroAxis;
   compileOptions.recompute = recompute;
+  compileOptions.inPlaceUpdates = inPlaceUpdates;
   compileOptions.autoParallel = autoParallel;
   for (const std::string &text : meshShapes) {
     absl::StatusOr<std::pair<std::string, std::vector<int64_t>>> shape =
@@ -630,9 +642,12 @@ int main(int argc, char **argv) {
       used.push_back("--state-bits " + std::to_string(stateBits));
     if (loraRank > 0)
       used.push_back("--lora-rank " + std::to_string(loraRank));
+    if (inPlaceUpdates)
+      used.push_back("--in-place-updates");
     if (!used.empty()) {
       pc::api::CompileOptions plain = compileOptions;
       plain.zero = 0;
+      plain.inPlaceUpdates = false;
       plain.recompute.clear();
       plain.mixedPrecision = {};
       plain.offload = {};
