@@ -46,6 +46,7 @@ with open(model, "w") as f:
 
 TECHNIQUES = [
     ("plain DP", []),
+    ("in-place updates", ["--in-place-updates"]),
     ("ZeRO-1", ["--zero", "1"]),
     ("ZeRO-2", ["--zero", "2"]),
     ("ZeRO-3", ["--zero", "3"]),
@@ -63,6 +64,8 @@ TECHNIQUES = [
                                          "--state-bits", "8"]),
     ("ZeRO-2 + bf16 + recompute full", ["--zero", "2", "--mixed-precision",
                                         "bf16", "--recompute", "full"]),
+    ("ZeRO-2 + recompute full + in place", ["--zero", "2", "--recompute",
+                                            "full", "--in-place-updates"]),
 ]
 if a.only:
     parts = a.only.split(",")

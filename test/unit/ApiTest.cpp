@@ -10,6 +10,7 @@
 
 #include "api/Program.h"
 #include "passes/InitAll.h"
+#include "SessionTestUtil.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
@@ -468,16 +469,8 @@ TEST(ApiTest, WeightsLoadIntoATrainingSessionOnlyWhenTheyAllMatch) {
 
 } // namespace
 
-namespace {
-
-std::string readSource(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-} // namespace
+using pc::test::parametersOf;
+using pc::test::readSource;
 
 // What pc-run does through the API: compile IR text for training with the
 // one C++ pipeline, list the ports, draw inputs that fit, train with a
@@ -560,17 +553,6 @@ TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
             "bad.mlir:1:13: err");
 }
 
-/// Every tensor of the session's parameters, read back from a checkpoint.
-std::map<std::string, HostTensor> parametersOf(Session &s,
-                                               const std::string &name) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  EXPECT_TRUE(s.save(path).ok());
-  absl::StatusOr<std::map<std::string, HostTensor>> t =
-      pc::runtime::readSafetensors(path);
-  std::remove(path.c_str());
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *std::move(t) : std::map<std::string, HostTensor>{};
-}
 
 // Steps as iterations of one run (loop-carried parameters, a rate per
 // step) are the steps one run at a time, bit for bit: on 4 devices with
