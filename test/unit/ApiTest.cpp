@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SessionTestUtil.h"
 #include "api/Program.h"
 #include "passes/InitAll.h"
-#include "SessionTestUtil.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
@@ -552,7 +552,6 @@ TEST(ApiTest, CompiledSourceTrainsWithASchedule) {
   EXPECT_EQ(std::string(bad.status().message()).substr(0, 18),
             "bad.mlir:1:13: err");
 }
-
 
 // Steps as iterations of one run (loop-carried parameters, a rate per
 // step) are the steps one run at a time, bit for bit: on 4 devices with

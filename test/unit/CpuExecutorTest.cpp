@@ -328,6 +328,38 @@ TEST_F(CpuExecutorTest, TrainingStepsAsIterationsEqualStepsAsRuns) {
   for (auto &[name, t] : *a)
     EXPECT_EQ(t.bytes, b->at(name).bytes) << name;
 
+  // In place (the session lets each old piece go once its reads are done,
+  // CpuSession::setInPlaceUpdates), steps as one run and as runs of one
+  // equal the transaction's, results and parameters: under TSan, the test
+  // of the count of reads that the ranks' streams report.
+  pc::runtime::CpuSession inPlaceMany(*m, 9), inPlaceOne(*m, 9);
+  inPlaceMany.setInPlaceUpdates(true);
+  inPlaceOne.setInPlaceUpdates(true);
+  absl::StatusOr<pc::runtime::CpuRun> inPlaceRun =
+      inPlaceMany.run("gpt", hostInputs, options);
+  ASSERT_TRUE(inPlaceRun.ok()) << inPlaceRun.status();
+  for (int64_t step = 0; step < 3; ++step) {
+    hostInputs[lrIndex] = rate(step);
+    pc::runtime::CpuRunOptions single;
+    single.step = step;
+    absl::StatusOr<pc::runtime::CpuRun> r =
+        inPlaceOne.run("gpt", hostInputs, single);
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (size_t k = 0; k < expected[step].size(); ++k) {
+      EXPECT_EQ(inPlaceRun->iterationResults[step][k].bytes,
+                expected[step][k].bytes)
+          << "step " << step << ", result " << k;
+      EXPECT_EQ(r->results[k].bytes, expected[step][k].bytes)
+          << "step " << step << ", result " << k;
+    }
+  }
+  for (pc::runtime::CpuSession *s : {&inPlaceMany, &inPlaceOne}) {
+    absl::StatusOr<std::map<std::string, HostTensor>> c = s->snapshot();
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (auto &[name, t] : *a)
+      EXPECT_EQ(t.bytes, c->at(name).bytes) << name;
+  }
+
   // A varying input needs one value per iteration.
   options.varying[lrIndex].pop_back();
   EXPECT_EQ(many.run("gpt", hostInputs, options).status().message(),
