@@ -5,9 +5,9 @@
 
 For training graphs with no layout but their mesh (bench/gen_gpt.py
 --unannotated, and test/tools/Inputs/mlp_unannotated.mlir), under budgets,
-ZeRO stages and recompute modes, runs --pc-auto-parallel (which reports
-the peak bytes per device its replay of the step predicts for the layouts
-it chose), then compiles those layouts to per-device programs and reads
+ZeRO stages, recompute modes and in-place updates, runs
+--pc-auto-parallel (which reports the peak bytes per device its replay of
+the step predicts for the layouts it chose), then compiles those layouts to per-device programs and reads
 their predicted peak from --pc-memory-plan (the figure a --device-memory
 budget is held to at compile and run time). Prints both and their ratio:
 at or above 1, what auto-parallel says fits is accepted downstream.
@@ -55,16 +55,19 @@ def mlp(tmp, mesh):
     return path
 
 
-def compare(model, budget=0, zero="", recompute=""):
+def compare(model, budget=0, zero="", recompute="", in_place=False):
     """(estimate MiB, memory plan MiB) or an error line."""
     ap = f"report=true device-memory={budget} {zero}"
     passes = ["--pc-optimizer=" + zero, "--pc-fuse", "--pc-sbp-propagate"]
     if recompute:
         ap += f" recompute={recompute}"
         passes.append(f"--pc-recompute=mode={recompute}")
+    if in_place:
+        ap += " in-place-updates=true"
     passes += ["--pc-insert-boxing", "--pc-optimize-boxing",
                "--pc-lower-boxing", "--pc-optimize-boxing", "--pc-partition",
-               "--pc-pipeline-schedule", "--pc-memory-plan"]
+               "--pc-pipeline-schedule",
+               "--pc-memory-plan=in-place-updates=" + str(in_place).lower()]
     cmd = [OPT, model, f"--pc-cost-model=cluster={CLUSTER}", "--pc-autodiff",
            f"--pc-auto-parallel={ap}"] + passes
     run = subprocess.run(cmd, capture_output=True, text=True)
@@ -105,10 +108,15 @@ def main():
                           dict(recompute=mode)))
             cases.append((f"GPT h64 4x1, zero=3, recompute {mode}", g41,
                           dict(zero="zero=3 zero-axis=dp", recompute=mode)))
+        cases.append(("GPT h64 2x2, in place", cases[3][1],
+                      dict(in_place=True)))
+        cases.append(("GPT h64 4x1, recompute full, in place", g41,
+                      dict(recompute="full", in_place=True)))
         wide = gpt(tmp, "wide", "2x2", **gpt_wide)
         for budget in [0, 50_000_000]:
             cases.append((f"GPT h256 2x2, budget {budget / 1e6:g} MB", wide,
                           dict(budget=budget)))
+        cases.append(("GPT h256 2x2, in place", wide, dict(in_place=True)))
         print(f"{'case':44} {'estimate':>10} {'plan':>10} {'ratio':>7}")
         ratios, bad = [], []
         for name, model, kw in cases:
