@@ -8,9 +8,9 @@
 // value converted to another layout from its first reader in that layout
 // to its last, and each gradient's update making the new weight and state
 // beside the old (a step is a transaction, docs/memory.md; in place, the
-// old goes after its last reader). The solver
-// prices memory per node (Node::priced, and keptBytes for converted copies
-// the backward reads); this replay is what a plan is held to.
+// old goes after its last reader). The solver prices memory per node
+// (Node::priced, and keptBytes for converted copies the backward reads);
+// this replay is what a plan is held to.
 //
 //===----------------------------------------------------------------------===//
 

@@ -589,11 +589,12 @@ void CpuSession::store(int64_t rank, llvm::StringRef name, int64_t iteration,
 void CpuSession::readsDone(int64_t rank, llvm::StringRef name,
                            int64_t iteration) {
   // The piece this iteration read has no readers left but the kernels
-  // that hold it: the session lets it go, unless it is the piece the run
-  // began with and the run is a transaction. (In place, that piece, or
-  // what the iteration before stored, is the parameter until this
-  // iteration's store settles.) The next iteration reads what this one
-  // stores: it waits for the store.
+  // that hold it, which let it go as they finish. The session drops its
+  // own reference: to what the iteration before stored and, in place, to
+  // the parameter (the run's starting piece, or what the iteration before
+  // settled); a transaction keeps the starting piece to roll back to.
+  // Nothing reads a dropped piece again: the next iteration reads what
+  // this one stores, and waits for the store.
   std::lock_guard<std::mutex> lock(mu);
   auto key = std::make_pair(rank, name.str());
   if (auto it = pending.find(key); it != pending.end() && iteration > 0)

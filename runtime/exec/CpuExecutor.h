@@ -205,7 +205,6 @@ public:
   /// refuses runs and snapshots (FailedPrecondition, with the run's error)
   /// until load() is called. Default: off.
   void setInPlaceUpdates(bool on) { inPlaceUpdates = on; }
-  bool hasInPlaceUpdates() const { return inPlaceUpdates; }
 
   /// Whether CPU devices made after the call run the portable kernels
   /// (DeviceOptions::portableKernels).
