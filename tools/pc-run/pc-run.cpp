@@ -165,11 +165,12 @@ int main(int argc, char **argv) {
                                 cl::init("dp"), cl::cat(memoryCat));
   cl::opt<bool> inPlaceUpdates(
       "in-place-updates",
-      cl::desc("With --train, let each parameter's old value go once its "
-               "update is stored, instead of holding the step's starting "
-               "model state to its end to roll back to (saves up to the "
-               "model state's size); a step that fails or diverges then "
-               "ends the run with the parameters half-updated"),
+      cl::desc("With --train, let each parameter's old value go once the "
+               "step has read it for the last time, instead of holding the "
+               "step's starting model state to its end to roll back to "
+               "(saves up to the model state's size); a step that fails or "
+               "diverges then ends the run with the parameters "
+               "half-updated (resume with --load)"),
       cl::cat(memoryCat));
   cl::opt<int> loraRank(
       "lora-rank",
