@@ -126,13 +126,13 @@ struct CompileOptions {
   /// for the allocator to enforce it.
   int64_t deviceMemory = 0;
   /// Update parameters in place (docs/memory.md): each parameter's old
-  /// piece goes once its new value is stored and its last reader is done,
-  /// instead of the step's starting model state being held to the step's
-  /// end to roll back to. Saves up to the model state's size at the end of
-  /// the update. A run that fails or is rejected (a loss that is not
-  /// finite) then leaves the parameters half-updated, and the session
-  /// refuses to go on until a checkpoint is loaded (Session::load). The
-  /// memory plan and --auto-parallel's budget count what it holds.
+  /// piece goes once the step has read it for the last time, instead of the
+  /// step's starting model state being held to the step's end to roll back to.
+  /// Saves up to the model state's size at the end of the update. A run that
+  /// fails or is rejected (a loss that is not finite) then leaves the
+  /// parameters half-updated, and the session refuses to go on until a
+  /// checkpoint is loaded (Session::load). The memory plan and
+  /// --auto-parallel's budget count what it holds.
   bool inPlaceUpdates = false;
 };
 

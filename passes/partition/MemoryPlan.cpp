@@ -528,8 +528,7 @@ attrs::MemoryUse pc::predictMemory(func::FuncOp program, bool inPlaceUpdates) {
   // holds all that in place holds, and its peak (mostly at the step's end)
   // moves little with the order. (A pipelined program's second order ran
   // forwards early and came out above the transaction's.)
-  attrs::MemoryUse kept =
-      Replay(program, false, ReadyPick::FirstReady).run();
+  attrs::MemoryUse kept = Replay(program, false, ReadyPick::FirstReady).run();
   return kept.peak < use.peak ? kept : use;
 }
 

@@ -52,9 +52,10 @@ struct ParamStore {
       store;
   /// For a parameter the program stores: called once every read of `name`
   /// in iteration `iteration` is done (nothing reads the piece that
-  /// iteration read any more, beyond the kernels that hold it), and again,
-  /// as `settled`, once the iteration has also stored it (the next
-  /// iteration reads what it stored). Either may come first.
+  /// iteration read any more, beyond the kernels that hold it), and, as
+  /// `settled`, once the iteration has also stored it (the store may come
+  /// before the last read or after it; the next iteration reads what it
+  /// stored).
   std::function<void(llvm::StringRef name, int64_t iteration)> readsDone;
   std::function<void(llvm::StringRef name, int64_t iteration)> settled;
 };
