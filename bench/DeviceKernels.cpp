@@ -10,7 +10,9 @@
 //  - the product through the backend (CudaKernels' cuBLASLt path) against a
 //    bare cuBLASLt call, f32 and bf16, at 4096^3: target >= 0.9x;
 //  - elementwise add, layer norm, its gradient and softmax at 64 MiB
-//    tensors, as a share of the GPU's memory bandwidth: target >= 70 %.
+//    tensors, as a share of the GPU's memory bandwidth: target >= 70 %;
+//    likewise the reductions (column and row sums, the norm's scale
+//    gradient, cross entropy), which the target does not name.
 //
 //   build/bench/pc-bench-device-kernels [--gpu-only]
 //
@@ -34,6 +36,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace pc::runtime;
@@ -129,6 +132,37 @@ void hostBench() {
         k->softmax(l, portable::Elem::F32, x.data(), y.data(), rows, width, 1,
                    false, false, 1);
       }));
+  // Sums down the columns (a norm's or a bias's gradient) and along the
+  // rows, in Math.h's chunked order on both sides.
+  HostTensor cols = random({width}, 16), sums = random({rows}, 17);
+  portable::Index down, along;
+  down.rank = along.rank = 1;
+  down.size[0] = rows;
+  down.stride[0] = width;
+  along.size[0] = rows;
+  along.stride[0] = width;
+  row("column sums, 4096x1024",
+      pc::bench::best(runs,
+                      [&] {
+                        (void)cpu::reduce(cpu::Reduction::Sum, x,
+                                          std::vector<int64_t>{0}, cols);
+                      }),
+      pc::bench::best(runs, [&] {
+        k->reduce(l, portable::Reduction::Sum, portable::Elem::F32, x.data(),
+                  contiguous({width}), down, 1, rows, cols.data(), width,
+                  scratch);
+      }));
+  row("row sums, 4096x1024",
+      pc::bench::best(runs,
+                      [&] {
+                        (void)cpu::reduce(cpu::Reduction::Sum, x,
+                                          std::vector<int64_t>{1}, sums);
+                      }),
+      pc::bench::best(runs, [&] {
+        k->reduce(l, portable::Reduction::Sum, portable::Elem::F32, x.data(),
+                  along, portable::Index{}, width, width, sums.data(), rows,
+                  scratch);
+      }));
   HostTensor m = random({n}, 8), v = random({n}, 9), w2 = random({n}, 10),
              m2 = random({n}, 11), v2 = random({n}, 12);
   for (int64_t i = 0; i < n; ++i)
@@ -180,10 +214,18 @@ private:
 
 /// A call's temporaries, reused from call to call as the runtime's caching
 /// allocator reuses them (a cudaMalloc per call would time the allocator,
-/// and stall the stream). Holds one temporary: the matmul's workspace.
+/// and stall the stream): next() starts a call, whose gets take the
+/// previous call's buffers in order.
 class ReusedScratch final : public portable::Scratch {
 public:
+  ReusedScratch &next() {
+    used = 0;
+    return *this;
+  }
   void *get(size_t bytes) override {
+    if (used == held.size())
+      held.emplace_back(nullptr, 0);
+    auto &[p, size] = held[used++];
     if (bytes > size) {
       cudaFree(p);
       p = nullptr;
@@ -192,11 +234,14 @@ public:
     }
     return p;
   }
-  ~ReusedScratch() override { cudaFree(p); }
+  ~ReusedScratch() override {
+    for (auto &[p, size] : held)
+      cudaFree(p);
+  }
 
 private:
-  void *p = nullptr;
-  size_t size = 0;
+  std::vector<std::pair<void *, size_t>> held;
+  size_t used = 0;
 };
 
 /// Seconds per call of `fn`, by CUDA events over `reps` calls after one
@@ -283,8 +328,9 @@ void gpuBench() {
     portable::MatmulShape shape;
     shape.m = shape.n = shape.k = n;
     ReusedScratch workspace;
-    double ours = gpuTime(
-        s, 10, [&] { k->matmul(l, elem, a, b, elem, c, shape, workspace); });
+    double ours = gpuTime(s, 10, [&] {
+      k->matmul(l, elem, a, b, elem, c, shape, workspace.next());
+    });
     double bare = bareLt(s, type, n, a, b, c, ws, 32 << 20);
     std::printf("matmul 4096^3 %-5s backend %.3f ms (%.0f TFLOP/s), bare "
                 "cuBLASLt %.3f ms: %.2fx (target >= 0.9)\n",
@@ -333,6 +379,47 @@ void gpuBench() {
                               false, false, 1);
                  }),
          2.0 * elems * 4);
+  // The reductions of a training step: a norm's scale and a bias's
+  // gradients down the columns, sums along the rows (cross entropy's
+  // gradient), and cross entropy itself over rows a vocabulary long.
+  ReusedScratch temps;
+  portable::Index down, along;
+  down.rank = along.rank = 1;
+  down.size[0] = along.size[0] = rows;
+  down.stride[0] = along.stride[0] = width;
+  report("column sums, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->reduce(l, portable::Reduction::Sum, portable::Elem::F32,
+                             x, contiguous({width}), down, 1, rows, z, width,
+                             temps.next());
+                 }),
+         1.0 * elems * 4);
+  report("row sums, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->reduce(l, portable::Reduction::Sum, portable::Elem::F32,
+                             x, along, portable::Index{}, width, width, z, rows,
+                             temps.next());
+                 }),
+         1.0 * elems * 4);
+  report("norm scale grad, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->layerNormScaleGrad(l, portable::Elem::F32, y, x, z, rows,
+                                         width, 1e-5f, temps.next());
+                 }),
+         2.0 * elems * 4);
+  const int64_t classes = 32768, tokens = elems / classes;
+  void *labels = scratch.get(tokens * sizeof(int64_t));
+  cudaMemset(labels, 0, tokens * sizeof(int64_t));
+  report("cross entropy, 64 MiB f32",
+         gpuTime(s, 20,
+                 [&] {
+                   k->crossEntropy(l, portable::Elem::F32, portable::Elem::I64,
+                                   x, labels, tokens, classes, z, temps.next());
+                 }),
+         1.0 * elems * 4);
   cudaStreamDestroy(s);
 }
 #endif

@@ -114,6 +114,24 @@ public:
       ThrustKernels::softmax(l, t, in, out, outer, len, inner, log, causal, q);
   }
 
+  BadIndex crossEntropy(const Launch &l, Elem t, Elem idType,
+                        const void *logits, const void *labels, int64_t count,
+                        int64_t classes, void *out, Scratch &scratch) override {
+    int64_t *bad = firstBadSlot(l, scratch);
+    if (!cuda::crossEntropyRows(l.stream, t, idType == Elem::I64, logits,
+                                labels, out, count, classes, bad))
+      return ThrustKernels::crossEntropy(l, t, idType, logits, labels, count,
+                                         classes, out, scratch);
+    return readBad(l, bad, labels, idType);
+  }
+
+protected:
+  void rowStats(const Launch &l, Elem t, const void *x, RowStats *stats,
+                int64_t rows, int64_t width, float epsilon) override {
+    if (!cuda::rowStatsRows(l.stream, t, x, stats, rows, width, epsilon))
+      ThrustKernels::rowStats(l, t, x, stats, rows, width, epsilon);
+  }
+
 private:
   cuda::CublasMatmul matmuls;
 };

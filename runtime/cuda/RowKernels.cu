@@ -1,4 +1,4 @@
-//===- RowKernels.cu - Row-wise norms and softmax, a block per row --------===//
+//===- RowKernels.cu - Norms, softmax, cross entropy: a block per row -===//
 //
 // See RowKernels.h. Built with the rest of the CUDA backend's kernels
 // (--fmad=false: no multiply-add contracted that the host build does not).
@@ -50,15 +50,15 @@ __device__ void stageRow(const T *x, int64_t base, int64_t len, float *row) {
 
 /// `op` over the block's values, the same in every thread: a warp's by
 /// shuffles, then the warps' in order by thread 0.
-template <typename Op>
-__device__ float blockReduce(float v, Op op, float *part, float *result) {
+template <typename V, typename Op>
+__device__ V blockReduce(V v, Op op, V *part, V *result) {
   for (int off = 16; off > 0; off /= 2)
     v = op(v, __shfl_down_sync(0xffffffffu, v, off));
   if (threadIdx.x % 32 == 0)
     part[threadIdx.x / 32] = v;
   __syncthreads();
   if (threadIdx.x == 0) {
-    float r = part[0];
+    V r = part[0];
     for (int w = 1; w < kThreads / 32; ++w)
       r = op(r, part[w]);
     *result = r;
@@ -110,6 +110,23 @@ __global__ void __launch_bounds__(kThreads)
         y, base + i,
         runtime::portable::normalizedOf(row[i], s, Float<T>::load(gamma, i),
                                         beta ? Float<T>::load(beta, i) : 0.0f));
+}
+
+/// A row's layer norm statistics alone (for the norm's scale gradient):
+/// normalizeKernel's first half.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    rowStatsKernel(const T *x, RowStats *stats, int64_t width, float epsilon) {
+  extern __shared__ float row[];
+  __shared__ Sums lanes[kLanes], sums;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
+  stageRow(x, base, width, row);
+  auto at = [&](int64_t i) { return row[i]; };
+  const RowStats s = runtime::portable::statsOf(
+      blockRowSums(runtime::portable::momentsOf(at), width, lanes, &sums),
+      width, epsilon, false);
+  if (threadIdx.x == 0)
+    stats[blockIdx.x] = s;
 }
 
 /// The layer norm's input gradient: x and g = dy · gamma staged, then the
@@ -211,7 +228,70 @@ __global__ void __launch_bounds__(kThreads)
               : (log ? -INFINITY : 0.0f));
 }
 
+/// A row's cross entropy: its maximum and its sum of exponentials (in
+/// double) as block reductions over the row read twice from global memory
+/// (a vocabulary's row outgrows shared memory), then Math.h's formula.
+template <typename T, typename Id>
+__global__ void __launch_bounds__(kThreads)
+    crossEntropyKernel(const T *logits, const Id *labels, T *out,
+                       int64_t classes, int64_t *firstBad) {
+  __shared__ float part[kThreads / 32];
+  __shared__ float result;
+  __shared__ double dpart[kThreads / 32];
+  __shared__ double dresult;
+  const int64_t i = blockIdx.x;
+  const int64_t label = static_cast<int64_t>(labels[i]);
+  if (label < 0 || label >= classes) { // the whole block's branch
+    if (threadIdx.x == 0) {
+      atomicMin(reinterpret_cast<long long *>(firstBad),
+                static_cast<long long>(i));
+      Float<T>::store(out, i, NAN);
+    }
+    return;
+  }
+  const T *row = logits + i * classes;
+  float mx = -INFINITY;
+  PC_UNROLL_BY(8)
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    mx = runtime::portable::maxOf(mx, Float<T>::load(row, c));
+  mx = blockReduce(
+      mx, [](float a, float b) { return runtime::portable::maxOf(a, b); }, part,
+      &result);
+  double sum = 0;
+  PC_UNROLL_BY(8)
+  for (int64_t c = threadIdx.x; c < classes; c += blockDim.x)
+    sum += std::exp(Float<T>::load(row, c) - mx);
+  sum = blockReduce(
+      sum, [](double a, double b) { return a + b; }, dpart, &dresult);
+  if (threadIdx.x == 0)
+    Float<T>::store(
+        out, i,
+        runtime::portable::crossEntropyOf(mx, sum, Float<T>::load(row, label)));
+}
+
 } // namespace
+
+bool crossEntropyRows(void *stream, Elem t, bool wideIds, const void *logits,
+                      const void *labels, void *out, int64_t rows,
+                      int64_t classes, int64_t *firstBad) {
+  if (rows <= 0 || rows > INT_MAX || classes <= 0)
+    return false;
+  onFloat(t, [&](auto z) {
+    using T = decltype(z);
+    auto launch = [&](auto *ids) {
+      crossEntropyKernel<<<static_cast<unsigned>(rows), kThreads, 0,
+                           static_cast<cudaStream_t>(stream)>>>(
+          static_cast<const T *>(logits), ids, static_cast<T *>(out), classes,
+          firstBad);
+    };
+    if (wideIds)
+      launch(static_cast<const int64_t *>(labels));
+    else
+      launch(static_cast<const int32_t *>(labels));
+  });
+  launched("cross entropy kernel");
+  return true;
+}
 
 bool normalizeRows(void *stream, Elem t, const void *in, const void *gamma,
                    const void *beta, void *out, int64_t rows, int64_t width,
@@ -228,6 +308,21 @@ bool normalizeRows(void *stream, Elem t, const void *in, const void *gamma,
             rms);
   });
   launched("layer/RMS norm kernel");
+  return true;
+}
+
+bool rowStatsRows(void *stream, Elem t, const void *x, RowStats *stats,
+                  int64_t rows, int64_t width, float epsilon) {
+  if (!fits(rows, width))
+    return false;
+  onFloat(t, [&](auto z) {
+    using T = decltype(z);
+    rowStatsKernel<T>
+        <<<static_cast<unsigned>(rows), kThreads, width * sizeof(float),
+           static_cast<cudaStream_t>(stream)>>>(static_cast<const T *>(x),
+                                                stats, width, epsilon);
+  });
+  launched("layer norm statistics kernel");
   return true;
 }
 

@@ -255,9 +255,11 @@ void addRows(KernelRegistry &r, llvm::StringRef kind, const Kernels &k) {
       Index kept = indexOf(keptSizes, keptStrides),
             red = indexOf(redSizes, redStrides);
       return produce(o->getResult(0).getType(), [=](KernelIO &io, Tensor &t) {
-        k->reduce(launchOf(io), op, elemOf(t.type), io.inputs[0]->data(), kept,
-                  red, width, count, t.data(), t.numel());
-        return absl::OkStatus();
+        return withScratch(io, [&](portable::Scratch &s) {
+          k->reduce(launchOf(io), op, elemOf(t.type), io.inputs[0]->data(),
+                    kept, red, width, count, t.data(), t.numel(), s);
+          return absl::OkStatus();
+        });
       });
     };
     addGuarded(r, kind, red.name, kFloats, StreamKind::Compute, f);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace pc::runtime::cpu {
@@ -375,20 +376,54 @@ PC_CLONES absl::Status normalize(const TensorView &in, int64_t axis,
 }
 
 namespace {
+/// Float terms in chunks (Math.h's order, where the last dim is kept):
+/// each output's chunk is reduced into `part`, which goes into `y` when the
+/// output's next chunk starts (term % kReduceChunk == 0) and at the end.
+struct ChunkedTerms {
+  bool max;
+  float init;
+  std::vector<float> part;
+
+  ChunkedTerms(bool max, int64_t outputs)
+      : max(max), init(max ? -std::numeric_limits<float>::infinity() : 0.0f),
+        part(outputs, init) {}
+
+  void add(float *y, int64_t o, const float *src, int64_t width, int64_t term) {
+    float *p = part.data() + o;
+    if (term % portable::kReduceChunk == 0 && term > 0)
+      for (int64_t j = 0; j < width; ++j) {
+        y[o + j] = max ? std::max(y[o + j], p[j]) : y[o + j] + p[j];
+        p[j] = init;
+      }
+    if (max)
+      for (int64_t j = 0; j < width; ++j)
+        p[j] = std::max(p[j], src[j]);
+    else
+      for (int64_t j = 0; j < width; ++j)
+        p[j] += src[j];
+  }
+  void finish(float *y) {
+    for (size_t e = 0; e < part.size(); ++e)
+      y[e] = max ? std::max(y[e], part[e]) : y[e] + part[e];
+  }
+};
+
 template <typename T>
 PC_INLINE void reduceAs(Reduction op, const TensorView &in,
                         const std::vector<bool> &reduced, int64_t count,
                         const TensorView &out) {
   size_t rank = in.shape.size();
-  Shape keptFull;
-  for (size_t d = 0; d < rank; ++d)
+  Shape keptFull, reducedFull;
+  for (size_t d = 0; d < rank; ++d) {
     keptFull.push_back(reduced[d] ? 1 : in.shape[d]);
-  Shape so = stridesOf(keptFull);
-  // The output stride of each input dim: 0 where the dim is reduced.
-  Shape step(rank, 0);
+    reducedFull.push_back(reduced[d] ? in.shape[d] : 1);
+  }
+  Shape so = stridesOf(keptFull), sr = stridesOf(reducedFull);
+  // The output stride of each input dim (0 where the dim is reduced), and
+  // its stride among the reduced positions (0 where it is kept).
+  Shape step(rank, 0), termStep(rank, 0);
   for (size_t d = 0; d < rank; ++d)
-    if (!reduced[d])
-      step[d] = so[d];
+    (reduced[d] ? termStep : step)[d] = (reduced[d] ? sr : so)[d];
   T *y = out.as<T>();
   T init = op != Reduction::Max ? T(0)
            : std::numeric_limits<T>::has_infinity
@@ -405,16 +440,30 @@ PC_INLINE void reduceAs(Reduction op, const TensorView &in,
   }
   int64_t width = in.shape[rank - 1], rows = n / width;
   int64_t inner = step[rank - 1];
+  // Float rows (the last dim reduced, longer than 1) go in pieces, other
+  // float terms in chunks: Math.h's order.
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  bool pieces = !inner && width > 1;
+  std::optional<ChunkedTerms> chunks;
+  if (kFloat && !pieces && count > portable::kReduceChunk)
+    chunks.emplace(op == Reduction::Max, out.numel());
   Shape idx(rank - 1, 0);
-  int64_t o = 0;
+  int64_t o = 0, term = 0;
   for (int64_t i = 0; i < rows; ++i) {
     const T *src = x + i * width;
     bool done = false;
-    if constexpr (std::is_same_v<T, float>) {
-      if (!inner) {
-        // The last dim reduced: over 8 lanes, so that it vectorizes.
-        y[o] = op == Reduction::Max ? std::max(y[o], rowMax(src, width))
-                                    : y[o] + rowSum(src, width);
+    if constexpr (kFloat) {
+      if (pieces) {
+        // Each piece over 8 lanes, so that it vectorizes (and a GPU can
+        // take the pieces at once).
+        for (int64_t at = 0; at < width; at += portable::kRowPiece) {
+          int64_t len = std::min(portable::kRowPiece, width - at);
+          y[o] = op == Reduction::Max ? std::max(y[o], rowMax(src + at, len))
+                                      : y[o] + rowSum(src + at, len);
+        }
+        done = true;
+      } else if (chunks) {
+        chunks->add(y, o, src, width, term);
         done = true;
       }
     }
@@ -433,12 +482,17 @@ PC_INLINE void reduceAs(Reduction op, const TensorView &in,
     }
     for (size_t d = rank - 1; d-- > 0;) {
       o += step[d];
+      term += termStep[d];
       if (++idx[d] < in.shape[d])
         break;
       o -= step[d] * in.shape[d];
+      term -= termStep[d] * in.shape[d];
       idx[d] = 0;
     }
   }
+  if constexpr (kFloat)
+    if (chunks)
+      chunks->finish(y);
   if (op == Reduction::Mean && count)
     for (int64_t i = 0, m = out.numel(); i < m; ++i)
       y[i] /= static_cast<T>(count);
@@ -703,14 +757,24 @@ PC_CLONES absl::Status layerNormScaleGrad(const TensorView &dy,
   const float *px = x.as<float>(), *pg = dy.as<float>();
   float *r = out.as<float>();
   std::fill(r, r + inner, 0.0f);
-  // Row by row into the sum: the order (and so the bits) of
-  // reduce_sum(dy · layer_norm(x, 1, 0)) over the rows.
+  // Row by row into chunks of rows, the chunks into the sum: the order (and
+  // so the bits) of reduce_sum(dy · layer_norm(x, 1, 0)) over the rows.
+  std::vector<float> part(outer > portable::kReduceChunk ? inner : 0);
+  float *p = part.empty() ? r : part.data();
   for (int64_t o = 0; o < outer; ++o) {
     const float *row = px + o * inner, *grow = pg + o * inner;
+    if (o % portable::kReduceChunk == 0 && o > 0)
+      for (int64_t i = 0; i < inner; ++i) {
+        r[i] += p[i];
+        p[i] = 0;
+      }
     auto [shift, scale] = rowStats(row, inner, epsilon, false);
     for (int64_t i = 0; i < inner; ++i)
-      r[i] += grow[i] * ((row[i] - shift) * scale);
+      p[i] += grow[i] * ((row[i] - shift) * scale);
   }
+  if (!part.empty())
+    for (int64_t i = 0; i < inner; ++i)
+      r[i] += p[i];
   return absl::OkStatus();
 }
 
@@ -825,7 +889,7 @@ PC_CLONES absl::Status crossEntropy(const TensorView &logits,
     double sum = 0;
     for (int64_t c = 0; c < classes; ++c)
       sum += std::exp(row[c] - mx);
-    y[i] = static_cast<float>(mx + std::log(sum) - row[label]);
+    y[i] = portable::crossEntropyOf(mx, sum, row[label]);
   }
   return absl::OkStatus();
 }

@@ -217,6 +217,68 @@ TEST(CpuKernels, NormalizationsAndReductions) {
     }
 }
 
+// Math.h's reduction order, written out here as loops: a column's terms in
+// chunks of kReduceChunk, a reduced row in pieces of kRowPiece, each over
+// eight lanes. The data (magnitudes from 1e-3 to 1e3) makes the plain
+// sequential order give other bits, so the test tells the orders apart.
+TEST(CpuKernels, ReductionsFollowTheChunkedOrder) {
+  constexpr int64_t kChunk = portable::kReduceChunk,
+                    kPiece = portable::kRowPiece;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mantissa(-1, 1);
+  std::uniform_int_distribution<int> exponent(-3, 3);
+  const int64_t rows = 2 * kChunk + 3, width = kPiece + 6;
+  HostTensor x = HostTensor::zeros({rows, width}, CommType::F32);
+  float *px = reinterpret_cast<float *>(x.data());
+  for (int64_t i = 0; i < rows * width; ++i)
+    px[i] = mantissa(rng) * std::pow(10.0f, exponent(rng));
+  auto lanes = [](const float *v, int64_t n) {
+    float l[8] = {}, sum = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k)
+        l[k] += v[i + k];
+    for (float s : l)
+      sum += s;
+    for (; i < n; ++i)
+      sum += v[i];
+    return sum;
+  };
+
+  HostTensor cols = HostTensor::zeros({width}, CommType::F32);
+  ASSERT_TRUE(
+      cpu::reduce(cpu::Reduction::Sum, x, std::vector<int64_t>{0}, cols).ok());
+  int differs = 0;
+  for (int64_t c = 0; c < width; ++c) {
+    float chunked = 0, part = 0, plain = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (r % kChunk == 0 && r > 0) {
+        chunked += part;
+        part = 0;
+      }
+      part += px[r * width + c];
+      plain += px[r * width + c];
+    }
+    chunked += part;
+    ASSERT_EQ(reinterpret_cast<const float *>(cols.data())[c], chunked) << c;
+    differs += chunked != plain;
+  }
+  EXPECT_GT(differs, 0) << "the data does not tell the orders apart";
+
+  HostTensor sums = HostTensor::zeros({rows}, CommType::F32);
+  ASSERT_TRUE(
+      cpu::reduce(cpu::Reduction::Sum, x, std::vector<int64_t>{1}, sums).ok());
+  differs = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = px + r * width;
+    float pieces = 0 + lanes(row, kPiece);
+    pieces += lanes(row + kPiece, width - kPiece);
+    ASSERT_EQ(reinterpret_cast<const float *>(sums.data())[r], pieces) << r;
+    differs += pieces != lanes(row, width);
+  }
+  EXPECT_GT(differs, 0) << "the data does not tell the orders apart";
+}
+
 TEST(CpuKernels, LayoutAndLookups) {
   std::mt19937 rng(4);
   Pair x = randomTensor({2, 3, 4}, rng);

@@ -622,6 +622,42 @@ TEST_P(PortableKernelsTest, FloatReductionsAreBitIdentical) {
   expectSameBitsInFloatTypes(text, "f");
 }
 
+// Reductions long enough for Math.h's reduction order to part them: more
+// than kReduceChunk terms per output (the chunks, reduced at once on a
+// parallel backend, then in order) and rows longer than kRowPiece (the
+// pieces), with the layer norm's scale gradient over 150 rows, whose order
+// is reduce_sum's: bit for bit, in every float type.
+TEST_P(PortableKernelsTest, ChunkedReductionsAreBitIdentical) {
+  static_assert(portable::kReduceChunk < 130 && portable::kRowPiece < 1030);
+  std::string text = onOneDevice(R"mlir(
+    func.func @f(%x: tensor<130x2x1030xf32, B>, %c: tensor<200x1xf32, B>,
+                 %dy: tensor<150x20xf32, B>, %y: tensor<150x20xf32, B>)
+        -> (tensor<2x1030xf32>, tensor<130x2xf32>, tensor<2xf32>,
+            tensor<1030xf32>, tensor<2x1030xf32>, tensor<130x2xf32>,
+            tensor<2x1030xf32>, tensor<f32>, tensor<1xf32>, tensor<20xf32>,
+            tensor<20xf32>) {
+      %s0 = pc.reduce_sum %x {axes = array<i64: 0>} : (tensor<130x2x1030xf32, B>) -> tensor<2x1030xf32>
+      %s2 = pc.reduce_sum %x {axes = array<i64: 2>} : (tensor<130x2x1030xf32, B>) -> tensor<130x2xf32>
+      %s02 = pc.reduce_sum %x {axes = array<i64: 0, 2>} : (tensor<130x2x1030xf32, B>) -> tensor<2xf32>
+      %s01 = pc.reduce_sum %x {axes = array<i64: 0, 1>} : (tensor<130x2x1030xf32, B>) -> tensor<1030xf32>
+      %x0 = pc.reduce_max %x {axes = array<i64: 0>} : (tensor<130x2x1030xf32, B>) -> tensor<2x1030xf32>
+      %x2 = pc.reduce_max %x {axes = array<i64: 2>} : (tensor<130x2x1030xf32, B>) -> tensor<130x2xf32>
+      %m0 = pc.reduce_mean %x {axes = array<i64: 0>} : (tensor<130x2x1030xf32, B>) -> tensor<2x1030xf32>
+      %ca = pc.reduce_sum %c {axes = array<i64: 0, 1>} : (tensor<200x1xf32, B>) -> tensor<f32>
+      %c0 = pc.reduce_sum %c {axes = array<i64: 0>} : (tensor<200x1xf32, B>) -> tensor<1xf32>
+      %sg = pc.layer_norm_scale_grad %dy, %y {axis = -1 : i64} : (tensor<150x20xf32, B>, tensor<150x20xf32, B>) -> tensor<20xf32>
+      %prod = pc.mul %dy, %y : (tensor<150x20xf32, B>, tensor<150x20xf32, B>) -> tensor<150x20xf32>
+      %sp = pc.reduce_sum %prod {axes = array<i64: 0>} : (tensor<150x20xf32>) -> tensor<20xf32>
+      return %s0, %s2, %s02, %s01, %x0, %x2, %m0, %ca, %c0, %sg, %sp
+          : tensor<2x1030xf32>, tensor<130x2xf32>, tensor<2xf32>,
+            tensor<1030xf32>, tensor<2x1030xf32>, tensor<130x2xf32>,
+            tensor<2x1030xf32>, tensor<f32>, tensor<1xf32>, tensor<20xf32>,
+            tensor<20xf32>
+    }
+  )mlir");
+  expectSameBitsInFloatTypes(text, "f");
+}
+
 // The integer ops in i32 and i64: add, sub, mul (wrapping in i32), div
 // (truncating, by negatives and by zero), neg, relu, reduce_sum and
 // reduce_max over several axes sets, with broadcasting: bit for bit.

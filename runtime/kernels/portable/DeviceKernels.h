@@ -145,7 +145,8 @@ public:
   virtual void layerNormGrad(const Launch &l, Elem t, const void *dy,
                              const void *x, const void *gamma, void *out,
                              int64_t rows, int64_t width, float epsilon) = 0;
-  /// Σ_rows dy · x̂ into `width` values, rows summed in order.
+  /// Σ_rows dy · x̂ into `width` values, rows summed in Math.h's reduction
+  /// order.
   virtual void layerNormScaleGrad(const Launch &l, Elem t, const void *dy,
                                   const void *x, void *out, int64_t rows,
                                   int64_t width, float epsilon,
@@ -153,10 +154,12 @@ public:
   /// Each of out's `n` elements reduces the input elements at
   /// kept(i) + reduced(j) for j over the reduced positions in row-major
   /// order, the last `width` of them contiguous when `width` > 1 (the last
-  /// dim reduced). Floats, or i32/i64 for Sum and Max.
+  /// dim reduced), in Math.h's reduction order. Floats, or i32/i64 for Sum
+  /// and Max.
   virtual void reduce(const Launch &l, Reduction op, Elem t, const void *in,
                       const Index &kept, const Index &reduced, int64_t width,
-                      int64_t count, void *out, int64_t n) = 0;
+                      int64_t count, void *out, int64_t n,
+                      Scratch &scratch) = 0;
   /// out[outBase + dst(i)] = in[inBase + src(i)] for `n` elements of
   /// `elementBytes`: transposes, broadcasts, slices and concatenations.
   virtual void copyIndexed(const Launch &l, int64_t elementBytes,

@@ -267,6 +267,25 @@ PC_HD inline float maxOf(float a, float b) { return a < b ? b : a; }
 /// Eight lanes, as the CPU kernels' vector sums keep them.
 inline constexpr int kLanes = 8;
 
+/// The order of pc.reduce_sum/mean/max and the layer norm's scale gradient
+/// over floats, on every backend, chosen so that a GPU can reduce in
+/// parallel and still give the CPU's bits:
+/// - where the last dim is kept, each output's terms (one per reduced
+///   position, in row-major order) go in chunks of kReduceChunk: each chunk
+///   reduced in order from the identity, then the chunks' results in order;
+/// - where the last dim is reduced, each reduced row goes in pieces of at
+///   most kRowPiece (each over eight lanes, rowSum/rowMax), and the pieces'
+///   results are reduced in order, row after row.
+/// Up to kReduceChunk terms and rows up to kRowPiece long, this is the plain
+/// sequential order, to the bit.
+inline constexpr int64_t kReduceChunk = 64;
+inline constexpr int64_t kRowPiece = 1024;
+
+/// How many groups of at most `size` the `n` terms make.
+PC_HD inline int64_t groupsOf(int64_t n, int64_t size) {
+  return (n + size - 1) / size;
+}
+
 /// The sum of `n` f32 values read through `at(i)`: eight lane sums, then
 /// the lanes in order, then the tail (cpu::rowSum's order and bits).
 template <typename At> PC_HD float rowSum(At at, int64_t n) {
@@ -301,6 +320,13 @@ template <typename At> PC_HD float rowMax(At at, int64_t n) {
   for (; i < n; ++i)
     mx = maxOf(mx, at(i));
   return mx;
+}
+
+/// A row's cross entropy from its maximum, its sum of exp(x − max) (in
+/// double) and the label's logit: logsumexp − logit, in double, then
+/// rounded once (cpu::crossEntropy's).
+PC_HD inline float crossEntropyOf(float mx, double sum, float picked) {
+  return static_cast<float>(mx + std::log(sum) - picked);
 }
 
 /// x̂ = (x − shift) · scale for one row of a layer or RMS norm: sums in

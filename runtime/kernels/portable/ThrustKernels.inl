@@ -299,41 +299,108 @@ template <typename T> struct RowStatsOf {
   }
 };
 
-template <typename T> struct ScaleGrad {
+/// Σ dy · x̂ over one chunk of rows (Math.h's order) of column `col`.
+template <typename T> struct ScaleGradChunk {
   const T *dy, *x;
   const RowStats *stats;
-  T *out;
   int64_t rows, width;
-  PC_HD void operator()(int64_t col) const {
+  PC_HD float operator()(int64_t col, int64_t chunk) const {
     float r = 0;
-    for (int64_t o = 0; o < rows; ++o) {
+    for (int64_t o = chunk * kReduceChunk,
+                 end = o + kReduceChunk < rows ? o + kReduceChunk : rows;
+         o < end; ++o) {
       int64_t at = o * width + col;
       r += Float<T>::load(dy, at) *
            ((Float<T>::load(x, at) - stats[o].shift) * stats[o].scale);
     }
+    return r;
+  }
+};
+
+/// Chunk e / width of column e % width, into part[e].
+template <typename T> struct ScaleGradParts {
+  ScaleGradChunk<T> chunk;
+  float *part;
+  PC_HD void operator()(int64_t e) const {
+    part[e] = chunk(e % chunk.width, e / chunk.width);
+  }
+};
+
+/// A column's chunks summed in order: from `part` where the chunks went
+/// first, else computed here.
+template <typename T> struct ScaleGrad {
+  ScaleGradChunk<T> chunk;
+  const float *part;
+  T *out;
+  PC_HD void operator()(int64_t col) const {
+    float r = 0;
+    for (int64_t c = 0, n = groupsOf(chunk.rows, kReduceChunk); c < n; ++c)
+      r += part ? part[c * chunk.width + col] : chunk(col, c);
     Float<T>::store(out, col, r);
   }
 };
 
 //===-- Reductions ------------------------------------------------------===//
 
-template <typename T> struct ReduceFloat {
+/// An output's terms in groups (Math.h's order): a piece of a reduced row
+/// where the last dim is reduced (`width` other than 1; 0 has no pieces),
+/// else a chunk of elements.
+template <typename T> struct ReduceGroups {
   const T *x;
-  T *y;
   Index kept, reduced;
-  int64_t outer, width, count;
+  int64_t outer, width;
+  bool max;
+  PC_HD bool pieces() const {
+    return width != 1 || kept.rank + reduced.rank == 0;
+  }
+  PC_HD int64_t perRow() const { return groupsOf(width, kRowPiece); }
+  PC_HD int64_t count() const {
+    return pieces() ? outer * perRow() : groupsOf(outer, kReduceChunk);
+  }
+  /// Group `g` of the output whose first element is at `base`.
+  PC_HD float operator()(int64_t base, int64_t g) const {
+    if (pieces()) {
+      int64_t at = g % perRow() * kRowPiece;
+      int64_t off = base + reduced.offset(g / perRow()) + at;
+      int64_t len = width - at < kRowPiece ? width - at : kRowPiece;
+      auto a = [&](int64_t e) { return Float<T>::load(x, off + e); };
+      return max ? rowMax(a, len) : rowSum(a, len);
+    }
+    float acc = max ? -INFINITY : 0.0f;
+    for (int64_t j = g * kReduceChunk,
+                 end = j + kReduceChunk < outer ? j + kReduceChunk : outer;
+         j < end; ++j) {
+      float v = Float<T>::load(x, base + reduced.offset(j));
+      acc = max ? maxOf(acc, v) : acc + v;
+    }
+    return acc;
+  }
+};
+
+/// Group e / n of output e % n, into part[e].
+template <typename T> struct ReduceParts {
+  ReduceGroups<T> group;
+  float *part;
+  int64_t n;
+  PC_HD void operator()(int64_t e) const {
+    part[e] = group(group.kept.offset(e % n), e / n);
+  }
+};
+
+/// An output's groups reduced in order: from `part` where the groups went
+/// first, else computed here.
+template <typename T> struct ReduceFloat {
+  ReduceGroups<T> group;
+  const float *part;
+  T *y;
+  int64_t n, count;
   Reduction op;
   PC_HD void operator()(int64_t i) const {
-    int64_t base = kept.offset(i);
-    bool max = op == Reduction::Max;
-    float acc = max ? -INFINITY : 0.0f;
-    for (int64_t j = 0; j < outer; ++j) {
-      int64_t off = base + reduced.offset(j);
-      auto at = [&](int64_t e) { return Float<T>::load(x, off + e); };
-      if (width > 1 || kept.rank + reduced.rank == 0)
-        acc = max ? maxOf(acc, rowMax(at, width)) : acc + rowSum(at, width);
-      else
-        acc = max ? maxOf(acc, at(0)) : acc + at(0);
+    int64_t base = part ? 0 : group.kept.offset(i);
+    float acc = group.max ? -INFINITY : 0.0f;
+    for (int64_t g = 0, groups = group.count(); g < groups; ++g) {
+      float v = part ? part[g * n + i] : group(base, g);
+      acc = group.max ? maxOf(acc, v) : acc + v;
     }
     if (op == Reduction::Mean && count)
       acc /= static_cast<float>(count);
@@ -530,9 +597,8 @@ template <typename T> struct CrossEntropy {
     double sum = 0;
     for (int64_t c = 0; c < classes; ++c)
       sum += std::exp(Float<T>::load(row, c) - mx);
-    Float<T>::store(
-        out, i,
-        static_cast<float>(mx + std::log(sum) - Float<T>::load(row, label)));
+    Float<T>::store(out, i,
+                    crossEntropyOf(mx, sum, Float<T>::load(row, label)));
   }
 };
 
@@ -760,21 +826,27 @@ public:
                           float epsilon, Scratch &scratch) override {
     auto *stats = static_cast<RowStats *>(
         scratch.get(sizeof(RowStats) * (rows > 0 ? rows : 1)));
+    rowStats(l, t, x, stats, rows, width, epsilon);
     onFloat(t, [&](auto z) {
       using T = decltype(z);
-      forEach<Policy>(
-          l, rows,
-          RowStatsOf<T>{static_cast<const T *>(x), stats, width, epsilon});
+      ScaleGradChunk<T> chunk{static_cast<const T *>(dy),
+                              static_cast<const T *>(x), stats, rows, width};
+      // More than one chunk: the chunks of every column at once, then
+      // their sums (a thread per column would run the rows in sequence).
+      float *part = nullptr;
+      if (int64_t chunks = groupsOf(rows, kReduceChunk); chunks > 1) {
+        part =
+            static_cast<float *>(scratch.get(sizeof(float) * chunks * width));
+        forEach<Policy>(l, chunks * width, ScaleGradParts<T>{chunk, part});
+      }
       forEach<Policy>(l, width,
-                      ScaleGrad<T>{static_cast<const T *>(dy),
-                                   static_cast<const T *>(x), stats,
-                                   static_cast<T *>(out), rows, width});
+                      ScaleGrad<T>{chunk, part, static_cast<T *>(out)});
     });
   }
 
   void reduce(const Launch &l, Reduction op, Elem t, const void *in,
               const Index &kept, const Index &reduced, int64_t width,
-              int64_t count, void *out, int64_t n) override {
+              int64_t count, void *out, int64_t n, Scratch &scratch) override {
     int64_t outer = 1;
     for (int32_t d = 0; d < reduced.rank; ++d)
       outer *= reduced.size[d];
@@ -788,10 +860,19 @@ public:
       });
     onFloat(t, [&](auto z) {
       using T = decltype(z);
-      forEach<Policy>(l, n,
-                      ReduceFloat<T>{static_cast<const T *>(in),
-                                     static_cast<T *>(out), kept, reduced,
-                                     outer, width, count, op});
+      ReduceGroups<T> group{
+          static_cast<const T *>(in), kept, reduced, outer, width,
+          op == Reduction::Max};
+      // More than one group per output: every output's groups at once,
+      // then each output's results in order.
+      float *part = nullptr;
+      if (int64_t groups = group.count(); groups > 1 && n > 0) {
+        part = static_cast<float *>(scratch.get(sizeof(float) * groups * n));
+        forEach<Policy>(l, groups * n, ReduceParts<T>{group, part, n});
+      }
+      forEach<Policy>(
+          l, n,
+          ReduceFloat<T>{group, part, static_cast<T *>(out), n, count, op});
     });
   }
 
@@ -928,7 +1009,19 @@ public:
                           w2,          mScale2, vScale2,   mCodes2, vCodes2});
   }
 
-private:
+protected:
+  /// Each row's layer norm statistics (the norm's scale gradient's first
+  /// pass): a thread per row here.
+  virtual void rowStats(const Launch &l, Elem t, const void *x, RowStats *stats,
+                        int64_t rows, int64_t width, float epsilon) {
+    onFloat(t, [&](auto z) {
+      using T = decltype(z);
+      forEach<Policy>(
+          l, rows,
+          RowStatsOf<T>{static_cast<const T *>(x), stats, width, epsilon});
+    });
+  }
+
   /// A device slot for the first bad position, set to "none".
   int64_t *firstBadSlot(const Launch &l, Scratch &scratch) {
     auto *slot = static_cast<int64_t *>(scratch.get(sizeof(int64_t)));
