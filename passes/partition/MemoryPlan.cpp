@@ -239,6 +239,11 @@ SmallVector<Operation *> pc::runOrder(func::FuncOp f, ReadyPick pick) {
       next = llvm::min_element(ready, [](Operation *a, Operation *b) {
         return a->isBeforeInBlock(b);
       });
+    if (pick == ReadyPick::CommunicationLast)
+      if (auto compute = llvm::find_if(
+              ready, [](Operation *op) { return !isCommOp(op); });
+          compute != ready.end())
+        next = compute;
     Operation *op = *next;
     ready.erase(next);
     order.push_back(op);
@@ -511,24 +516,30 @@ struct MemoryPlanPass : public pc::impl::MemoryPlanBase<MemoryPlanPass> {
 } // namespace
 
 attrs::MemoryUse pc::predictMemory(func::FuncOp program, bool inPlaceUpdates) {
-  attrs::MemoryUse use =
-      Replay(program, inPlaceUpdates, ReadyPick::FirstReady).run();
+  auto larger = [](attrs::MemoryUse a, attrs::MemoryUse b) {
+    return b.peak > a.peak ? b : a;
+  };
+  // The communication stream keeps up, or falls as far behind as the
+  // program lets it (a collective's members wait for each other while the
+  // compute stream goes on, and what the collectives would free waits with
+  // them): the larger of the two, as either can happen.
+  attrs::MemoryUse kept =
+      larger(Replay(program, false, ReadyPick::FirstReady).run(),
+             Replay(program, false, ReadyPick::CommunicationLast).run());
   if (!inPlaceUpdates)
-    return use;
+    return kept;
   // In place, the peak falls amid the backward pass and the updates, where
-  // it depends on which of the ops ready at once runs first (on when the
-  // collectives' results come, on the kernels' times): the larger over the
-  // two ways the runtime's dispatcher picks. In a transaction it falls at
-  // the step's end, where every order holds the same.
-  attrs::MemoryUse other =
-      Replay(program, true, ReadyPick::FirstInProgram).run();
-  if (other.peak > use.peak)
-    use = other;
+  // it also depends on which of the ops ready at once runs first (on when
+  // the collectives' results come, on the kernels' times): the larger over
+  // the ways the runtime's dispatcher picks.
+  attrs::MemoryUse use =
+      larger(larger(Replay(program, true, ReadyPick::FirstReady).run(),
+                    Replay(program, true, ReadyPick::FirstInProgram).run()),
+             Replay(program, true, ReadyPick::CommunicationLast).run());
   // Capped by the transaction's replay: in the same order the transaction
   // holds all that in place holds, and its peak (mostly at the step's end)
-  // moves little with the order. (A pipelined program's second order ran
-  // forwards early and came out above the transaction's.)
-  attrs::MemoryUse kept = Replay(program, false, ReadyPick::FirstReady).run();
+  // moves little with the order. (A pipelined program's program-first
+  // order ran forwards early and came out above the transaction's.)
   return kept.peak < use.peak ? kept : use;
 }
 

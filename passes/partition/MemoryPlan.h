@@ -31,10 +31,13 @@ attrs::MemoryUse predictMemory(mlir::func::FuncOp program,
 /// however late the program lists it, and its result waits there for its
 /// users.
 /// Which ready op runs first: the one that became ready first (the
-/// runtime's dispatcher, as ops become ready one by one), or the first in
+/// runtime's dispatcher, as ops become ready one by one), the first in
 /// the program (its choice among ops ready together: when a collective's
-/// result comes late, what waited on it and what became ready meanwhile).
-enum class ReadyPick { FirstReady, FirstInProgram };
+/// result comes late, what waited on it and what became ready meanwhile),
+/// or the first ready compute op, communication only when no compute is
+/// ready (the communication stream as far behind as the program lets it
+/// fall: its members wait for each other, the compute stream goes on).
+enum class ReadyPick { FirstReady, FirstInProgram, CommunicationLast };
 llvm::SmallVector<mlir::Operation *>
 runOrder(mlir::func::FuncOp f, ReadyPick pick = ReadyPick::FirstReady);
 /// "64.0 MiB".
