@@ -126,10 +126,10 @@ public:
   }
 
 protected:
-  void rowStats(const Launch &l, Elem t, const void *x, RowStats *stats,
-                int64_t rows, int64_t width, float epsilon) override {
+  void layerNormStats(const Launch &l, Elem t, const void *x, RowStats *stats,
+                      int64_t rows, int64_t width, float epsilon) override {
     if (!cuda::rowStatsRows(l.stream, t, x, stats, rows, width, epsilon))
-      ThrustKernels::rowStats(l, t, x, stats, rows, width, epsilon);
+      ThrustKernels::layerNormStats(l, t, x, stats, rows, width, epsilon);
   }
 
 private:

@@ -826,7 +826,7 @@ public:
                           float epsilon, Scratch &scratch) override {
     auto *stats = static_cast<RowStats *>(
         scratch.get(sizeof(RowStats) * (rows > 0 ? rows : 1)));
-    rowStats(l, t, x, stats, rows, width, epsilon);
+    layerNormStats(l, t, x, stats, rows, width, epsilon);
     onFloat(t, [&](auto z) {
       using T = decltype(z);
       ScaleGradChunk<T> chunk{static_cast<const T *>(dy),
@@ -1012,8 +1012,9 @@ public:
 protected:
   /// Each row's layer norm statistics (the norm's scale gradient's first
   /// pass): a thread per row here.
-  virtual void rowStats(const Launch &l, Elem t, const void *x, RowStats *stats,
-                        int64_t rows, int64_t width, float epsilon) {
+  virtual void layerNormStats(const Launch &l, Elem t, const void *x,
+                              RowStats *stats, int64_t rows, int64_t width,
+                              float epsilon) {
     onFloat(t, [&](auto z) {
       using T = decltype(z);
       forEach<Policy>(
