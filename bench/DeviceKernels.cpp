@@ -413,6 +413,7 @@ void gpuBench() {
   const int64_t classes = 32768, tokens = elems / classes;
   void *labels = scratch.get(tokens * sizeof(int64_t));
   cudaMemset(labels, 0, tokens * sizeof(int64_t));
+  // Each call reads back the first bad label (a sync), as in a step.
   report("cross entropy, 64 MiB f32",
          gpuTime(s, 20,
                  [&] {

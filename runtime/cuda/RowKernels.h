@@ -58,7 +58,8 @@ bool softmaxRows(void *stream, runtime::portable::Elem t, const void *in,
 /// labels i64 (`wideIds`) or i32. A label outside [0, classes) makes its
 /// row NaN and lowers *firstBad (device memory) to the row's position. The
 /// sum of exponentials, in double, is a block reduction (the CPU's runs in
-/// order): the same f32 result but for a rounding tie.
+/// order), and the device's expf is not libm's: within f32 roundings, as
+/// the softmax.
 bool crossEntropyRows(void *stream, runtime::portable::Elem t, bool wideIds,
                       const void *logits, const void *labels, void *out,
                       int64_t rows, int64_t classes, int64_t *firstBad);

@@ -270,12 +270,13 @@ inline constexpr int kLanes = 8;
 /// The order of pc.reduce_sum/mean/max and the layer norm's scale gradient
 /// over floats, on every backend, chosen so that a GPU can reduce in
 /// parallel and still give the CPU's bits:
-/// - where the last dim is kept, each output's terms (one per reduced
-///   position, in row-major order) go in chunks of kReduceChunk: each chunk
-///   reduced in order from the identity, then the chunks' results in order;
-/// - where the last dim is reduced, each reduced row goes in pieces of at
-///   most kRowPiece (each over eight lanes, rowSum/rowMax), and the pieces'
-///   results are reduced in order, row after row.
+/// - where the last dim is kept (or reduced and of size 1), each output's
+///   terms (one per reduced position, in row-major order) go in chunks of
+///   kReduceChunk: each chunk reduced in order from the identity, then the
+///   chunks' results in order;
+/// - where the last dim is reduced and longer than 1, each reduced row goes
+///   in pieces of at most kRowPiece (each over eight lanes, rowSum/rowMax),
+///   and the pieces' results are reduced in order, row after row.
 /// Up to kReduceChunk terms and rows up to kRowPiece long, this is the plain
 /// sequential order, to the bit.
 inline constexpr int64_t kReduceChunk = 64;

@@ -864,9 +864,12 @@ public:
           static_cast<const T *>(in), kept, reduced, outer, width,
           op == Reduction::Max};
       // More than one group per output: every output's groups at once,
-      // then each output's results in order.
+      // then each output's results in order. Not for rows of a few
+      // elements (a partial per row would cost as much scratch as the
+      // input): those go a thread per output, as before the groups.
       float *part = nullptr;
-      if (int64_t groups = group.count(); groups > 1 && n > 0) {
+      if (int64_t groups = group.count();
+          groups > 1 && n > 0 && (!group.pieces() || width > kReduceChunk)) {
         part = static_cast<float *>(scratch.get(sizeof(float) * groups * n));
         forEach<Policy>(l, groups * n, ReduceParts<T>{group, part, n});
       }
