@@ -93,18 +93,26 @@ __device__ Sums blockRowSums(Term term, int64_t n, Sums *lanes, Sums *result) {
       lanes, result);
 }
 
+/// Row `blockIdx.x` of `x` staged in `row`, and its norm statistics, the
+/// same in every thread.
+template <typename T>
+__device__ RowStats stagedRowStats(const T *x, int64_t width, float epsilon,
+                                   bool rms, float *row) {
+  __shared__ Sums lanes[kLanes], sums;
+  stageRow(x, static_cast<int64_t>(blockIdx.x) * width, width, row);
+  auto at = [&](int64_t i) { return row[i]; };
+  return runtime::portable::statsOf(
+      blockRowSums(runtime::portable::momentsOf(at), width, lanes, &sums),
+      width, epsilon, rms);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     normalizeKernel(const T *x, const T *gamma, const T *beta, T *y,
                     int64_t width, float epsilon, bool rms) {
   extern __shared__ float row[];
-  __shared__ Sums lanes[kLanes], sums;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
-  stageRow(x, base, width, row);
-  auto at = [&](int64_t i) { return row[i]; };
-  const RowStats s = runtime::portable::statsOf(
-      blockRowSums(runtime::portable::momentsOf(at), width, lanes, &sums),
-      width, epsilon, rms);
+  const RowStats s = stagedRowStats(x, width, epsilon, rms, row);
   PC_UNROLL_BY(8)
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x)
     Float<T>::store(
@@ -119,13 +127,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     rowStatsKernel(const T *x, RowStats *stats, int64_t width, float epsilon) {
   extern __shared__ float row[];
-  __shared__ Sums lanes[kLanes], sums;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * width;
-  stageRow(x, base, width, row);
-  auto at = [&](int64_t i) { return row[i]; };
-  const RowStats s = runtime::portable::statsOf(
-      blockRowSums(runtime::portable::momentsOf(at), width, lanes, &sums),
-      width, epsilon, false);
+  const RowStats s = stagedRowStats(x, width, epsilon, false, row);
   if (threadIdx.x == 0)
     stats[blockIdx.x] = s;
 }
