@@ -240,8 +240,8 @@ SmallVector<Operation *> pc::runOrder(func::FuncOp f, ReadyPick pick) {
         return a->isBeforeInBlock(b);
       });
     if (pick == ReadyPick::CommunicationLast)
-      if (auto compute = llvm::find_if(
-              ready, [](Operation *op) { return !isCommOp(op); });
+      if (auto compute =
+              llvm::find_if(ready, [](Operation *op) { return !isCommOp(op); });
           compute != ready.end())
         next = compute;
     Operation *op = *next;

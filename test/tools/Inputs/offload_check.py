@@ -29,8 +29,9 @@ def main():
         # exact: within 8 % either way (0.1 % in a quiet release build;
         # one rank of a CI replica under load measured 5.3 % above, as the
         # copy stream's timing moved; a sanitizer build's moves it further);
-        # bound: at most 10 % above; loose: the copies' timing decides (plain DP, where whole
-        # gradients wait for the copy stream), not checked.
+        # bound: at most 10 % above; loose: the copies' timing decides
+        # (plain DP, where whole gradients wait for the copy stream), not
+        # checked.
         ratio = o["peak_bytes"] / p["peak"]
         if mode != "loose":
             assert ratio <= (1.08 if mode == "exact" else 1.10), (o["rank"], ratio)
