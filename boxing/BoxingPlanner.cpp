@@ -25,6 +25,16 @@ uint64_t encode(std::span<const SbpEntry> sbp) {
   return key;
 }
 
+/// The inverse of encode, into `sbp` (of the mesh's rank).
+void decode(uint64_t key, std::vector<SbpEntry> &sbp) {
+  for (size_t a = sbp.size(); a-- > 0; key >>= 8) {
+    SbpEntry &e = sbp[a];
+    e.kind = static_cast<SbpEntry::Kind>((key >> 6) & 0x3);
+    e.reduce = static_cast<ReduceKind>((key >> 4) & 0x3);
+    e.dim = static_cast<int32_t>(key & 0xF);
+  }
+}
+
 std::string cacheKey(std::span<const int64_t> shape, int64_t elemBytes,
                      std::span<const int64_t> meshShape,
                      std::span<const SbpEntry> src,
@@ -108,55 +118,61 @@ Plan Planner::collectives(std::span<const int64_t> shape, int64_t elemBytes,
           std::find(alphabet.begin(), alphabet.end(), e) == alphabet.end())
         alphabet.push_back(e);
 
+  // A state is its key (encode); a visit records the step that reached it
+  // from `prev` by its axes and new entry, so that the search itself
+  // allocates nothing per edge (it runs for every conversion that
+  // propagation weighs). The plan's steps are rebuilt once, at the end.
   struct Visit {
     double cost;
     int64_t steps;
     uint64_t prev;
-    Step step;
-    std::vector<SbpEntry> state;
+    StepKind kind;
+    uint8_t first, last; // the step's axes
+    SbpEntry to;
   };
   std::unordered_map<uint64_t, Visit> visits;
   std::priority_queue<Node, std::vector<Node>, std::greater<Node>> queue;
   uint64_t srcKey = encode(src), dstKey = encode(dst);
-  visits[srcKey] = {0, 0, srcKey, {}, {src.begin(), src.end()}};
+  visits[srcKey] = {0, 0, srcKey, StepKind::LocalSlice, 0, 0, {}};
   queue.push({0, 0, srcKey});
   size_t n = meshShape.size();
 
+  Step trial; // reused, so that its vectors keep their capacity
+  std::vector<SbpEntry> state(src.begin(), src.end());
   while (!queue.empty()) {
     Node node = queue.top();
     queue.pop();
-    Visit &here = visits[node.key];
+    const Visit &here = visits.at(node.key);
     if (node.cost > here.cost ||
         (node.cost == here.cost && node.steps > here.steps))
       continue;
     if (node.key == dstKey)
       break;
-    std::vector<SbpEntry> state = here.state;
+    decode(node.key, state);
     for (size_t a = 0; a < n; ++a) {
       for (size_t b = a; b < n && state[b] == state[a]; ++b) {
         for (SbpEntry to : alphabet) {
           std::optional<StepKind> kind = transitionKind(state[a], to);
-          if (!kind || checkHierarchy(state, b, state[a], to))
+          if (!kind || !keepsHierarchy(state, b, state[a], to))
             continue;
-          Step step;
-          step.kind = *kind;
+          trial.kind = *kind;
+          trial.axes.clear();
           for (size_t x = a; x <= b; ++x)
-            step.axes.push_back(x);
-          step.before = state;
-          step.after = state;
+            trial.axes.push_back(x);
+          trial.before.assign(state.begin(), state.end());
+          trial.after.assign(state.begin(), state.end());
           for (size_t x = a; x <= b; ++x)
-            step.after[x] = to;
-          double cost = node.cost +
-                        planningCost(step, shape, elemBytes, meshShape, params);
-          uint64_t key = encode(step.after);
-          auto it = visits.find(key);
-          if (it != visits.end() &&
-              std::tie(it->second.cost, it->second.steps) <=
-                  std::make_tuple(cost, node.steps + 1))
+            trial.after[x] = to;
+          double cost = node.cost + planningCost(trial, shape, elemBytes,
+                                                 meshShape, params);
+          uint64_t key = encode(trial.after);
+          auto [it, fresh] = visits.try_emplace(key);
+          if (!fresh && std::tie(it->second.cost, it->second.steps) <=
+                            std::make_tuple(cost, node.steps + 1))
             continue;
-          std::vector<SbpEntry> after = step.after;
-          visits[key] = {cost, node.steps + 1, node.key, std::move(step),
-                         std::move(after)};
+          it->second = {cost,  node.steps + 1,          node.key,
+                        *kind, static_cast<uint8_t>(a), static_cast<uint8_t>(b),
+                        to};
           queue.push({cost, node.steps + 1, key});
         }
       }
@@ -167,8 +183,17 @@ Plan Planner::collectives(std::span<const int64_t> shape, int64_t elemBytes,
   assert(it != visits.end() && "every nd-SBP reaches every other through B");
   result.cost = it->second.cost;
   for (uint64_t key = dstKey; key != srcKey;) {
-    Visit &v = visits[key];
-    result.steps.push_back(v.step);
+    const Visit &v = visits.at(key);
+    Step step;
+    step.kind = v.kind;
+    for (int64_t x = v.first; x <= v.last; ++x)
+      step.axes.push_back(x);
+    decode(v.prev, state);
+    step.before = state;
+    step.after = state;
+    for (int64_t x = v.first; x <= v.last; ++x)
+      step.after[x] = v.to;
+    result.steps.push_back(std::move(step));
     key = v.prev;
   }
   std::reverse(result.steps.begin(), result.steps.end());

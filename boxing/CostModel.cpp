@@ -42,16 +42,6 @@ std::string Step::str() const {
 }
 
 namespace {
-/// `sbp` with the entries of `axes` replaced by B: the layout of the union of
-/// one group's pieces.
-std::vector<SbpEntry> groupUnion(std::span<const SbpEntry> sbp,
-                                 std::span<const int64_t> axes) {
-  std::vector<SbpEntry> u(sbp.begin(), sbp.end());
-  for (int64_t a : axes)
-    u[a] = SbpEntry::broadcast();
-  return u;
-}
-
 int64_t groupSize(std::span<const int64_t> meshShape,
                   std::span<const int64_t> axes) {
   int64_t n = 1;
@@ -61,6 +51,28 @@ int64_t groupSize(std::span<const int64_t> meshShape,
 }
 
 int64_t volume(const Box &b) { return product(b.sizes); }
+
+/// The elements of the union of the pieces of the group at mesh position 0
+/// (the largest group): those of position 0's piece under `sbp` with the
+/// entries of `axes` replaced by B. Position 0 takes the first, largest
+/// piece of every split. Computed without allocating: the planner asks it
+/// for every edge it weighs.
+int64_t originGroupElements(std::span<const int64_t> shape,
+                            std::span<const int64_t> meshShape,
+                            std::span<const SbpEntry> sbp,
+                            std::span<const int64_t> axes) {
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t size = shape[d];
+    for (size_t a = 0; a < sbp.size(); ++a)
+      if (sbp[a].isSplit() && static_cast<size_t>(sbp[a].dim) == d &&
+          std::find(axes.begin(), axes.end(), static_cast<int64_t>(a)) ==
+              axes.end())
+        size = splitRange(size, meshShape[a], 0).size;
+    n *= size;
+  }
+  return n;
+}
 
 } // namespace
 
@@ -157,11 +169,9 @@ double planningCost(const Step &step, std::span<const int64_t> shape,
     return params.localStepCost; // A group of one moves nothing.
   if (step.kind == StepKind::Redistribute)
     return redistributeCost(step, shape, elemBytes, meshShape, params);
-  std::vector<int64_t> origin(meshShape.size(), 0);
-  std::vector<SbpEntry> u = groupUnion(step.before, step.axes);
-  double t =
-      static_cast<double>(product(localShape(shape, meshShape, u, origin))) *
-      elemBytes;
+  double t = static_cast<double>(originGroupElements(shape, meshShape,
+                                                     step.before, step.axes)) *
+             elemBytes;
   double n = static_cast<double>(groupSize(meshShape, step.axes));
   double bytes = 0;
   switch (step.kind) {

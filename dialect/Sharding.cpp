@@ -253,20 +253,49 @@ bool reductionsCommute(ReduceKind a, ReduceKind b) {
   return a == b || (linear(a) && linear(b));
 }
 
-std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
-                                          int64_t lastAxis, SbpEntry from,
-                                          SbpEntry to) {
+namespace {
+
+/// Why a transition breaks the hierarchy of a later axis.
+enum class HierarchyBreak { None, SplitDim, Partials };
+
+/// The first axis after `lastAxis` whose meaning the transition changes,
+/// and why; {state.size(), None} when there is none.
+std::pair<size_t, HierarchyBreak> firstBreak(std::span<const SbpEntry> state,
+                                             int64_t lastAxis, SbpEntry from,
+                                             SbpEntry to) {
   for (size_t c = lastAxis + 1; c < state.size(); ++c) {
     if (state[c].isSplit() && ((from.isSplit() && from.dim == state[c].dim) ||
                                (to.isSplit() && to.dim == state[c].dim)))
-      return "mesh axis " + std::to_string(c) + " after the group splits dim " +
-             std::to_string(state[c].dim) +
-             ", which the change touches; change that axis first";
+      return {c, HierarchyBreak::SplitDim};
     if (state[c].isPartial() && from.isPartial() &&
         !reductionsCommute(from.reduce, state[c].reduce))
-      return "mesh axis " + std::to_string(c) + " after the group holds " +
-             state[c].str() + " partials, which must be reduced before " +
-             from.str();
+      return {c, HierarchyBreak::Partials};
+  }
+  return {state.size(), HierarchyBreak::None};
+}
+
+} // namespace
+
+bool keepsHierarchy(std::span<const SbpEntry> state, int64_t lastAxis,
+                    SbpEntry from, SbpEntry to) {
+  return firstBreak(state, lastAxis, from, to).second == HierarchyBreak::None;
+}
+
+std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
+                                          int64_t lastAxis, SbpEntry from,
+                                          SbpEntry to) {
+  auto [c, why] = firstBreak(state, lastAxis, from, to);
+  switch (why) {
+  case HierarchyBreak::None:
+    return std::nullopt;
+  case HierarchyBreak::SplitDim:
+    return "mesh axis " + std::to_string(c) + " after the group splits dim " +
+           std::to_string(state[c].dim) +
+           ", which the change touches; change that axis first";
+  case HierarchyBreak::Partials:
+    return "mesh axis " + std::to_string(c) + " after the group holds " +
+           state[c].str() + " partials, which must be reduced before " +
+           from.str();
   }
   return std::nullopt;
 }

@@ -181,6 +181,11 @@ std::optional<std::string> checkHierarchy(std::span<const SbpEntry> state,
                                           int64_t lastAxis, SbpEntry from,
                                           SbpEntry to);
 
+/// checkHierarchy(...) == nullopt, without making the description (the
+/// boxing planner asks it for every edge it weighs).
+bool keepsHierarchy(std::span<const SbpEntry> state, int64_t lastAxis,
+                    SbpEntry from, SbpEntry to);
+
 /// Reduces the partial entries of a layout away: given the value held at
 /// each linear mesh position (`at`), returns what each position holds once
 /// every P axis is reduced over its group, from the last axis inward (the

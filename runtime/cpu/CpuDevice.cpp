@@ -195,8 +195,7 @@ int streamThreads(int threads) {
 } // namespace
 
 CpuStream::CpuStream(std::string name, int threads)
-    : streamName(std::move(name)), threads(streamThreads(threads)),
-      worker([this] { run(); }) {}
+    : streamName(std::move(name)), threads(streamThreads(threads)) {}
 
 CpuStream::~CpuStream() {
   {
@@ -204,7 +203,8 @@ CpuStream::~CpuStream() {
     stopping = true;
   }
   cv.notify_all();
-  worker.join();
+  if (worker.joinable())
+    worker.join();
 }
 
 void CpuStream::push(Item item) {
@@ -212,6 +212,11 @@ void CpuStream::push(Item item) {
     std::lock_guard<std::mutex> lock(mu);
     queue.push_back(std::move(item));
     ++pending;
+    // The worker starts with the first work: a rank makes five streams,
+    // and a program may use two of them (a thread costs its stack and its
+    // libraries' thread-local storage).
+    if (!worker.joinable())
+      worker = std::thread([this] { run(); });
   }
   cv.notify_all();
 }

@@ -100,7 +100,7 @@ private:
   int64_t pending = 0;
   bool stopping = false;
   absl::Status error;
-  std::thread worker;
+  std::thread worker; // started by the first push
 };
 
 class CpuEvent final : public Event {
