@@ -6,11 +6,12 @@ include(CMakePackageConfigHelpers)
 set(PC_INSTALLED_LIBS PCApi PCData PCCpuExecutor PCActors PCCpuKernels
   PCPortableKernels PCCollectives
   PCWorld PCDevice PCSharding PCPipeline PCPlanner PCBoxing PCMeshes PCReference PCRegistration PCPasses PCDialect)
-if(PC_HAVE_CUDA)
-  list(APPEND PC_INSTALLED_LIBS PCCuda)
-endif()
 install(TARGETS ${PC_INSTALLED_LIBS} EXPORT pcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The CUDA backend's module, which programs load on first use from here.
+if(PC_HAVE_CUDA)
+  install(TARGETS pc-cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/pc)
+endif()
 install(TARGETS pc-opt pc-run pc-plan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # pc-plan's cluster specs, which it finds by name next to its binary.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/planner/clusters/

@@ -29,7 +29,7 @@ llvm_lib=$(llvm-config-22 --libdir 2>/dev/null || echo /usr/lib/llvm-22/lib)
 
 compgen -G "$build/CMakeFiles/*/CMakeCUDACompiler.cmake" >/dev/null ||
   { echo "gpu-bundle: $build is not a CUDA build (PC_ENABLE_CUDA found no nvcc)" >&2; exit 1; }
-(cd "$build" && ninja "${targets[@]}")
+(cd "$build" && ninja "${targets[@]}" pc-cuda)
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -50,12 +50,18 @@ for t in "${targets[@]}"; do
   strip "$stage/$t"
 done
 
+# The CUDA backend's module, which the binaries load on first use
+# (gpu-check.sh names it through PC_CUDA_PLUGIN).
+mkdir -p "$stage/lib/pc"
+cp "$build/lib/pc/libpc-cuda.so" "$stage/lib/pc/"
+strip "$stage/lib/pc/libpc-cuda.so"
+
 # Shared libraries the binaries load, directly or through each other (the
 # rpath is DT_RPATH, which the loader also applies to a library's own
 # needs), but not glibc's nor the CUDA libraries a GPU machine has (and
 # that are hundreds of MB).
 skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|linux-vdso|libcublas|libcublasLt|libnccl|libcuda)\.so'
-needed=$(for t in "${targets[@]}"; do ldd "$stage/$t"; done |
+needed=$(for t in "${targets[@]}" lib/pc/libpc-cuda.so; do ldd "$stage/$t"; done |
   awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u)
 for so in $needed; do
   base=$(basename "$so")

@@ -85,8 +85,12 @@ else
       { echo "gpu-check: configure failed"; exit 1; }
   fi
   check "build" cmake --build "$build" --target \
-    PcPortableKernelTests PcCudaTests pc-run pc-bench-device-kernels
+    PcPortableKernelTests PcCudaTests pc-run pc-bench-device-kernels pc-cuda
 fi
+# The CUDA backend's module, which the programs load on first use: named,
+# as a bundle's test binaries do not sit where they look for it.
+export PC_CUDA_PLUGIN=$build/lib/pc/libpc-cuda.so
+[ -f "$PC_CUDA_PLUGIN" ] || { echo "gpu-check: no $PC_CUDA_PLUGIN"; exit 1; }
 
 # 2. GPU tests: every kernel against the CPU backend.
 check "CUDA device tests" "$build/test/unit/PcCudaTests"

@@ -7,13 +7,9 @@
 #include "runtime/exec/PortableKernels.h"
 
 #if PC_HAVE_CUDA
-#include "runtime/cuda/CudaDevice.h"
-#include "runtime/cuda/CudaKernels.h"
-#include "runtime/cuda/NcclCommunicator.h"
+#include "runtime/exec/CudaPluginLoader.h"
 
 #include "absl/strings/str_cat.h"
-
-#include <cuda_runtime_api.h>
 #endif
 
 namespace pc::runtime {
@@ -25,61 +21,79 @@ constexpr double kNcclTimeoutSeconds = 300;
 
 /// The GPU of global rank `rank`: the process's GPU `rank` modulo the GPUs
 /// it sees.
-static absl::StatusOr<int> gpuOf(int64_t rank) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();
+static absl::StatusOr<int> gpuOf(const cuda::CudaPluginApi &cuda,
+                                 int64_t rank) {
+  absl::StatusOr<int> count = cuda.deviceCount();
+  if (!count.ok() || *count == 0)
     return absl::FailedPreconditionError(absl::StrCat(
         "rank ", rank,
         " runs on a CUDA device, and this process sees none (no GPU, no "
-        "driver, or CUDA_VISIBLE_DEVICES is empty)"));
-  }
-  return static_cast<int>(rank % count);
+        "driver, or CUDA_VISIBLE_DEVICES is empty)",
+        count.ok() ? "" : absl::StrCat(": ", count.status().message())));
+  return static_cast<int>(rank % *count);
 }
 
-/// GPUs: one CudaDevice per rank, the portable kernels built by nvcc. Rank
-/// r runs on the process's GPU r modulo the GPUs it sees, so that one
-/// process per GPU (CUDA_VISIBLE_DEVICES set per process, or one GPU each)
-/// and one process with N GPUs both work. Making the backend touches no
-/// GPU: a machine without one fails only when a rank asks for a device.
+/// GPUs: one CudaDevice per rank, the portable kernels built by nvcc, NCCL.
+/// All of it lives in the CUDA backend's module (runtime/cuda/CudaPlugin.h),
+/// loaded when a session first binds a rank on a GPU, so that runs on CPU
+/// devices never load CUDA. Rank r runs on the process's GPU r modulo the
+/// GPUs it sees, so that one process per GPU (CUDA_VISIBLE_DEVICES set per
+/// process, or one GPU each) and one process with N GPUs both work.
 static Backend cudaBackend() {
+  auto loader = std::make_shared<CudaPluginLoader>();
   Backend gpu;
   gpu.kind = "cuda";
-  gpu.makeDevice = [](int64_t rank, const DeviceOptions &options)
+  gpu.makeDevice = [loader](int64_t rank, const DeviceOptions &options)
       -> absl::StatusOr<std::unique_ptr<Device>> {
-    absl::StatusOr<int> gpu = gpuOf(rank);
+    absl::StatusOr<const cuda::CudaPluginApi *> cuda = loader->get();
+    if (!cuda.ok())
+      return cuda.status();
+    absl::StatusOr<int> gpu = gpuOf(**cuda, rank);
     if (!gpu.ok())
       return gpu.status();
-    absl::StatusOr<std::unique_ptr<cuda::CudaDevice>> d =
-        cuda::CudaDevice::create(*gpu, absl::StrCat("cuda:", *gpu),
-                                 options.capacity);
-    if (!d.ok())
-      return d.status();
-    return std::unique_ptr<Device>(*std::move(d));
+    return (*cuda)->makeDevice(*gpu, options.capacity);
   };
   // NCCL between the GPUs; the world's own endpoint (shared memory, MPI)
   // only hands each group's NCCL id around.
   gpu.makeCommunicator =
-      [](World &world,
-         int64_t rank) -> absl::StatusOr<std::unique_ptr<Communicator>> {
+      [loader](World &world,
+               int64_t rank) -> absl::StatusOr<std::unique_ptr<Communicator>> {
+    absl::StatusOr<const cuda::CudaPluginApi *> cuda = loader->get();
+    if (!cuda.ok())
+      return cuda.status();
     absl::StatusOr<std::unique_ptr<Communicator>> host = world.endpoint(rank);
     if (!host.ok())
       return host.status();
-    absl::StatusOr<int> gpu = gpuOf(rank);
+    absl::StatusOr<int> gpu = gpuOf(**cuda, rank);
     if (!gpu.ok())
       return gpu.status();
-    return std::unique_ptr<Communicator>(
-        std::make_unique<cuda::NcclCommunicator>(*std::move(host), rank, *gpu,
-                                                 kNcclTimeoutSeconds));
+    return (*cuda)->makeCommunicator(*std::move(host), rank, *gpu,
+                                     kNcclTimeoutSeconds);
   };
-  std::shared_ptr<portable::DeviceKernels> kernels = cuda::makeCudaKernels();
-  gpu.registerKernels = [kernels](KernelRegistry &r) {
+  gpu.registerKernels = [loader](KernelRegistry &r) -> absl::Status {
+    absl::StatusOr<const cuda::CudaPluginApi *> cuda = loader->get();
+    if (!cuda.ok())
+      return cuda.status();
+    std::shared_ptr<portable::DeviceKernels> kernels = (*cuda)->makeKernels();
     registerPortableComputeKernels(r, "cuda", kernels);
     registerCommKernels(r, "cuda", portableCommMemory(kernels));
+    return absl::OkStatus();
   };
   return gpu;
 }
 #endif
+
+absl::StatusOr<int> visibleCudaDevices() {
+#if PC_HAVE_CUDA
+  CudaPluginLoader loader;
+  absl::StatusOr<const cuda::CudaPluginApi *> cuda = loader.get();
+  if (!cuda.ok())
+    return cuda.status();
+  return (*cuda)->deviceCount();
+#else
+  return absl::UnimplementedError("this build has no CUDA backend");
+#endif
+}
 
 std::vector<Backend> availableBackends() {
   Backend cpu;
@@ -104,7 +118,7 @@ std::vector<Backend> availableBackends() {
   cpu.makeCommunicator = [](World &world, int64_t rank) {
     return world.endpoint(rank);
   };
-  cpu.registerKernels = [portableKernels](KernelRegistry &r) {
+  cpu.registerKernels = [portableKernels](KernelRegistry &r) -> absl::Status {
     registerCpuComputeKernels(r);
     registerCpuCommKernels(r);
     if (portableKernels) {
@@ -114,6 +128,7 @@ std::vector<Backend> availableBackends() {
       registerCommKernels(r, kPortableCpuKind,
                           portableCommMemory(portableKernels));
     }
+    return absl::OkStatus();
   };
   std::vector<Backend> all;
   all.push_back(std::move(cpu));

@@ -6,7 +6,8 @@
 // it, per rank. The actor core and the executor know no backend by name:
 // the CUDA backend is an entry of this list like the CPU one, with a
 // CudaDevice, the portable kernels registered under "cuda", and an NCCL
-// communicator.
+// communicator, all in a module loaded on first use
+// (runtime/cuda/CudaPlugin.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,13 +52,20 @@ struct Backend {
   std::function<absl::StatusOr<std::unique_ptr<Communicator>>(World &world,
                                                               int64_t rank)>
       makeCommunicator;
-  /// Adds its kernels, under `kind`.
-  std::function<void(KernelRegistry &)> registerKernels;
+  /// Adds its kernels, under `kind`. A session calls it once, before it
+  /// binds the first rank of the kind (the CUDA backend loads its module
+  /// then, and fails when it cannot).
+  std::function<absl::Status(KernelRegistry &)> registerKernels;
 };
 
 /// The backends of this build: "cpu" always (its devices may run the
 /// portable kernels, kind "cpu-portable"), "cuda" when built with it.
+/// Listing them loads nothing.
 std::vector<Backend> availableBackends();
+
+/// The GPUs this process sees, through the CUDA backend's module; an error
+/// when the build has none or the module cannot be loaded.
+absl::StatusOr<int> visibleCudaDevices();
 
 } // namespace pc::runtime
 

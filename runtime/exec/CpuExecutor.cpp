@@ -141,10 +141,7 @@ struct CpuSession::BoundGraph {
 CpuSession::CpuSession(ModuleOp module, uint64_t seed, World *world)
     : module(module), seed(seed), backends(availableBackends()),
       ownWorld(world ? nullptr : makeInProcessWorld()),
-      world(world ? *world : *ownWorld) {
-  for (const Backend &b : backends)
-    b.registerKernels(kernels);
-}
+      world(world ? *world : *ownWorld) {}
 
 CpuSession::~CpuSession() {
   // The tensors first, then their devices.
@@ -198,10 +195,7 @@ absl::Status CpuSession::RankDevice::synchronizeTransfer() {
   return s;
 }
 
-absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = devices.find(rank); it != devices.end())
-    return &it->second;
+absl::StatusOr<const Backend *> CpuSession::backendOf(int64_t rank) {
   // The kind of the meshes that hold the rank chooses the backend.
   std::optional<DeviceKind> kind;
   for (auto mesh : module.getOps<MeshOp>())
@@ -228,10 +222,36 @@ absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
     return absl::UnimplementedError(
         absl::StrCat("rank ", rank, " runs on a ", name,
                      " device, and this build has no ", name, " backend"));
+  return backend;
+}
+
+absl::Status CpuSession::registerBackendsOf(std::span<const int64_t> ranks) {
+  for (int64_t rank : ranks) {
+    absl::StatusOr<const Backend *> backend = backendOf(rank);
+    if (!backend.ok())
+      return backend.status();
+    if (registeredKinds.contains((*backend)->kind))
+      continue;
+    if (absl::Status s = (*backend)->registerKernels(kernels); !s.ok())
+      return absl::Status(s.code(), absl::StrCat("rank ", rank, " runs on a ",
+                                                 (*backend)->kind,
+                                                 " device: ", s.message()));
+    registeredKinds.insert((*backend)->kind);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CpuSession::RankDevice *> CpuSession::deviceOf(int64_t rank) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = devices.find(rank); it != devices.end())
+    return &it->second;
+  absl::StatusOr<const Backend *> backend = backendOf(rank);
+  if (!backend.ok())
+    return backend.status();
   RankDevice d;
-  d.backend = backend;
+  d.backend = *backend;
   absl::StatusOr<std::unique_ptr<Device>> device =
-      backend->makeDevice(rank, deviceOptions);
+      (*backend)->makeDevice(rank, deviceOptions);
   if (!device.ok())
     return device.status();
   d.device = *std::move(device);
@@ -648,6 +668,8 @@ CpuSession::bind(llvm::StringRef graph,
       r->function = f;
       made->ranks[rank] = std::move(r);
     }
+  if (absl::Status s = registerBackendsOf(hosted); !s.ok())
+    return s;
   absl::Status status = launch(world, hosted, [&](int64_t rank) {
     BoundGraph::Rank &r = *made->ranks.at(rank);
     absl::StatusOr<RankDevice *> device = deviceOf(rank);

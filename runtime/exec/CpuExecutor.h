@@ -275,6 +275,11 @@ private:
     absl::Status synchronizeTransfer();
   };
   absl::StatusOr<RankDevice *> deviceOf(int64_t rank);
+  /// The backend of the meshes that hold `rank` (or of setDeviceKind).
+  absl::StatusOr<const Backend *> backendOf(int64_t rank);
+  /// Registers the kernels of the backends of `ranks` not registered yet;
+  /// before any rank binds, as the registry is read without a lock.
+  absl::Status registerBackendsOf(std::span<const int64_t> ranks);
 
   using Pieces =
       std::map<std::pair<int64_t, std::string>, std::shared_ptr<const Tensor>>;
@@ -283,6 +288,8 @@ private:
   uint64_t seed;
   std::vector<Backend> backends;
   KernelRegistry kernels;
+  /// The kinds whose kernels are in `kernels`.
+  std::set<std::string> registeredKinds;
   DeviceOptions deviceOptions;
   std::string deviceKind;
   std::unique_ptr<World> ownWorld;

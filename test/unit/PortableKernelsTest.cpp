@@ -18,9 +18,6 @@
 #include "runtime/kernels/Quant8.h"
 #include "runtime/kernels/portable/DeviceKernels.h"
 
-#if PC_HAVE_CUDA
-#include "runtime/cuda/CudaDevices.h"
-#endif
 #include "runtime/reference/Interpreter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -77,12 +74,8 @@ std::string onOneDevice(const std::string &body) {
 
 /// The GPUs this process sees (0 in a build without the CUDA backend).
 int64_t visibleGpus() {
-#if PC_HAVE_CUDA
-  absl::StatusOr<std::vector<pc::cuda::DeviceInfo>> d = pc::cuda::listDevices();
-  return d.ok() ? static_cast<int64_t>(d->size()) : 0;
-#else
-  return 0;
-#endif
+  absl::StatusOr<int> n = pc::runtime::visibleCudaDevices();
+  return n.ok() ? *n : 0;
 }
 
 /// Each test runs twice: against the portable kernels' host build on CPU
