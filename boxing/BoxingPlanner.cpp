@@ -17,7 +17,11 @@ int64_t Plan::numCollectives() const {
 
 namespace {
 
+/// A layout as a key: a byte per mesh axis, so exact (and decodable) for
+/// the at most 8 axes and split dims up to 15 that the dialect's verifiers
+/// allow.
 uint64_t encode(std::span<const SbpEntry> sbp) {
+  assert(sbp.size() <= 8);
   uint64_t key = 0;
   for (SbpEntry e : sbp)
     key = (key << 8) | (uint64_t(e.kind) << 6) | (uint64_t(e.reduce) << 4) |

@@ -113,6 +113,12 @@ LogicalResult MeshOp::verify() {
       return emitOpError() << "axis \"" << name << "\" has size " << size
                            << "; mesh axis sizes must be at least 1";
   }
+  // The boxing planner keys a layout by a byte per mesh axis
+  // (boxing/BoxingPlanner.cpp); eight axes is more than any placement uses.
+  constexpr size_t kMaxAxes = 8;
+  if (shape.size() > kMaxAxes)
+    return emitOpError() << "has " << shape.size() << " axes; pc meshes have "
+                         << "at most " << kMaxAxes;
   // Beyond about a million devices a mesh is a mistake, and the rank
   // enumerations of the passes would not end in reasonable time.
   constexpr int64_t kMaxDevices = int64_t(1) << 20;

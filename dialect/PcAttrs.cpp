@@ -104,10 +104,18 @@ LogicalResult SbpAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (entries.empty())
     return emitError() << "an SBP needs one entry per axis of mesh " << mesh
                        << "; it has none";
-  for (auto [i, e] : llvm::enumerate(entries))
+  // The boxing planner keys a layout by four bits of split dim
+  // (boxing/BoxingPlanner.cpp).
+  constexpr int64_t kMaxSplitDim = 15;
+  for (auto [i, e] : llvm::enumerate(entries)) {
     if (e.isSplit() && e.dim < 0)
       return emitError() << "split dim " << e.dim << " of SBP entry #" << i
                          << " must be non-negative";
+    if (e.isSplit() && e.dim > kMaxSplitDim)
+      return emitError() << "split dim " << e.dim << " of SBP entry #" << i
+                         << " is past " << kMaxSplitDim
+                         << ", the last dim pc splits";
+  }
   return success();
 }
 

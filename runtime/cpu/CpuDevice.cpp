@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <system_error>
 
 // From the OpenMP runtime (libgomp); declared here, since clang's sanitizer
 // builds have no omp.h of their own.
@@ -208,16 +209,33 @@ CpuStream::~CpuStream() {
 }
 
 void CpuStream::push(Item item) {
+  std::function<void(const absl::Status &)> refused;
+  absl::Status why;
   {
     std::lock_guard<std::mutex> lock(mu);
-    queue.push_back(std::move(item));
-    ++pending;
     // The worker starts with the first work: a rank makes five streams,
     // and a program may use two of them (a thread costs its stack and its
     // libraries' thread-local storage).
-    if (!worker.joinable())
-      worker = std::thread([this] { run(); });
+    if (!worker.joinable() && error.ok()) {
+      try {
+        worker = std::thread([this] { run(); });
+      } catch (const std::system_error &e) {
+        error = absl::ResourceExhaustedError(
+            absl::StrCat(streamName, ": cannot start its thread: ", e.what()));
+      }
+    }
+    if (worker.joinable()) {
+      queue.push_back(std::move(item));
+      ++pending;
+    } else {
+      // Nothing will run here: the stream has failed, and a callback (an
+      // event's) learns it now rather than never.
+      refused = std::move(item.control);
+      why = error;
+    }
   }
+  if (refused)
+    refused(why);
   cv.notify_all();
 }
 

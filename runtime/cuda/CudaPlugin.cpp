@@ -1,6 +1,7 @@
 //===- CudaPlugin.cpp - The entry point of libpc-cuda.so ------------------===//
 
 #include "runtime/cuda/CudaPlugin.h"
+#include "runtime/cuda/CudaPluginAbi.h"
 
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaKernels.h"
@@ -52,7 +53,7 @@ extern "C" __attribute__((visibility("default")))
 const pc::cuda::CudaPluginApi *
 pc_cuda_plugin() {
   static const pc::cuda::CudaPluginApi api = {
-      pc::cuda::kCudaPluginAbi, pc::cuda::deviceCount, pc::cuda::makeDevice,
+      PC_CUDA_PLUGIN_ABI, pc::cuda::deviceCount, pc::cuda::makeDevice,
       pc::cuda::makeCommunicator, pc::cuda::makeCudaKernels};
   return &api;
 }

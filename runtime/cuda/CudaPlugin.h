@@ -11,9 +11,11 @@
 // Both sides include this header. The module exports one C symbol,
 // kCudaPluginSymbol, which returns the table below; everything else in it
 // is local. The table passes C++ objects, so the module must come from the
-// same build as the program: `abi` must equal kCudaPluginAbi, which changes
-// whenever this table or the interfaces it passes (Device, Communicator,
-// DeviceKernels) change.
+// same interface as the program: `abi` is PC_CUDA_PLUGIN_ABI, a hash of
+// the headers whose types cross (this one, runtime/device, runtime/comm,
+// runtime/kernels/portable) and of the compiler, made at build time into
+// CudaPluginAbi.h; the loader refuses a module whose hash differs. `abi`
+// stays the table's first member, so that any module's can be read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,10 +36,10 @@ namespace pc::cuda {
 /// The module's file name, and the symbol it exports.
 inline constexpr const char *kCudaPluginFile = "libpc-cuda.so";
 inline constexpr const char *kCudaPluginSymbol = "pc_cuda_plugin";
-inline constexpr int kCudaPluginAbi = 1;
 
 struct CudaPluginApi {
-  int abi = kCudaPluginAbi;
+  /// PC_CUDA_PLUGIN_ABI of the module's build.
+  const char *abi = nullptr;
   /// The GPUs this process sees (CUDA_VISIBLE_DEVICES applies); an error
   /// only when the driver cannot be asked.
   absl::StatusOr<int> (*deviceCount)() = nullptr;

@@ -257,116 +257,140 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
        }});
 }
 
+/// Registers a collective's or transfer's kernel, on the comm stream, for
+/// every type. A device's memory kernels throw on a failed launch (as
+/// Thrust's do): the firing fails with it, as a compute kernel's does
+/// (PortableBinding.h's addGuarded), instead of the throw ending the
+/// stream's thread and the process.
+static void addComm(KernelRegistry &r, llvm::StringRef kind, llvm::StringRef op,
+                    KernelFactory factory) {
+  r.add(kind, op, kAllTypes, StreamKind::Comm,
+        [factory, name = op.str()](Operation *o,
+                                   BindContext &c) -> absl::StatusOr<Kernel> {
+          absl::StatusOr<Kernel> made = factory(o, c);
+          if (!made.ok())
+            return made;
+          return Kernel([inner = *std::move(made),
+                         name](KernelIO &io) -> absl::Status {
+            try {
+              return inner(io);
+            } catch (const std::exception &e) {
+              return absl::InternalError(absl::StrCat(
+                  name, " on ", io.context.device().name(), ": ", e.what()));
+            }
+          });
+        });
+}
+
 void registerCommKernels(KernelRegistry &r, llvm::StringRef kind,
                          CommMemory memory) {
   for (llvm::StringRef name :
        {"pc.all_reduce", "pc.all_gather", "pc.reduce_scatter", "pc.all_to_all",
         "pc.local_slice", "pc.local_partial"})
-    r.add(kind, name, kAllTypes, StreamKind::Comm,
-          [memory](Operation *op, BindContext &c) {
-            return bindStep(op, c, memory);
-          });
-  r.add(kind, "pc.redistribute", kAllTypes, StreamKind::Comm,
-        [memory](Operation *op, BindContext &c) {
-          return bindRedistribute(cast<RedistributeOp>(op), c, memory);
-        });
-  r.add(kind, "pc.broadcast", kAllTypes, StreamKind::Comm,
-        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-          auto b = cast<BroadcastOp>(op);
-          MeshView v = viewOf(c, b.getMeshAttr());
-          std::vector<int64_t> group;
-          for (int64_t p :
-               groupMembers(v.shape, coordsOn(c, b.getMeshAttr()), b.getAxes()))
-            group.push_back(v.ranks[p]);
-          int64_t root = b.getRoot();
-          if (group.size() > 1) {
-            c.exchange.group = group;
-            c.exchange.signature =
-                signatureOf(op, shapeOf(b.getInput().getType()));
-          }
-          Communicator *comm = &c.comm;
-          return Kernel([=](KernelIO &io) -> absl::Status {
-            const Tensor &in = *io.inputs[0];
-            std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
-            absl::StatusOr<std::shared_ptr<Tensor>> t =
-                io.context.allocate(in.shape, in.type);
-            if (!t.ok())
-              return t.status();
-            mem->copy((*t)->data(), in.data(), in.byteSize());
-            if (absl::Status s = comm->broadcast((*t)->data(), in.numel(),
-                                                 in.type, root, group);
-                !s.ok())
-              return s;
-            io.outputs[0] = *std::move(t);
-            return absl::OkStatus();
-          });
-        });
-  r.add(kind, "pc.send", kAllTypes, StreamKind::Comm,
-        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-          auto send = cast<SendOp>(op);
-          TransferSide side =
-              planSide(c, send.getFromAttr(), send.getToAttr(), true);
-          Type element = getElementTypeOrSelf(send.getFrom());
-          for (const TransferSide::Piece &p : side.pieces)
-            c.exchange.sends.push_back(
-                {p.peer, side.tag, messagePiece(element, p.box.sizes)});
-          Communicator *comm = &c.comm;
-          return Kernel([=](KernelIO &io) -> absl::Status {
-            const Tensor &in = *io.inputs[0];
-            std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
-            for (const TransferSide::Piece &p : side.pieces) {
-              int64_t n = product(p.box.sizes);
-              absl::StatusOr<char *> piece = mem->scratch(n * sizeOf(in.type));
-              if (!piece.ok())
-                return piece.status();
-              mem->copyBox(in.data(), in.shape, p.offset, *piece, p.box.sizes,
-                           Shape(p.box.sizes.size(), 0), p.box.sizes,
-                           sizeOf(in.type));
-              if (absl::Status s =
-                      comm->send(*piece, n, in.type, p.peer, side.tag);
+    addComm(r, kind, name, [memory](Operation *op, BindContext &c) {
+      return bindStep(op, c, memory);
+    });
+  addComm(r, kind, "pc.redistribute", [memory](Operation *op, BindContext &c) {
+    return bindRedistribute(cast<RedistributeOp>(op), c, memory);
+  });
+  addComm(r, kind, "pc.broadcast",
+          [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+            auto b = cast<BroadcastOp>(op);
+            MeshView v = viewOf(c, b.getMeshAttr());
+            std::vector<int64_t> group;
+            for (int64_t p : groupMembers(v.shape, coordsOn(c, b.getMeshAttr()),
+                                          b.getAxes()))
+              group.push_back(v.ranks[p]);
+            int64_t root = b.getRoot();
+            if (group.size() > 1) {
+              c.exchange.group = group;
+              c.exchange.signature =
+                  signatureOf(op, shapeOf(b.getInput().getType()));
+            }
+            Communicator *comm = &c.comm;
+            return Kernel([=](KernelIO &io) -> absl::Status {
+              const Tensor &in = *io.inputs[0];
+              std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
+              absl::StatusOr<std::shared_ptr<Tensor>> t =
+                  io.context.allocate(in.shape, in.type);
+              if (!t.ok())
+                return t.status();
+              mem->copy((*t)->data(), in.data(), in.byteSize());
+              if (absl::Status s = comm->broadcast((*t)->data(), in.numel(),
+                                                   in.type, root, group);
                   !s.ok())
                 return s;
-            }
-            return absl::OkStatus();
+              io.outputs[0] = *std::move(t);
+              return absl::OkStatus();
+            });
           });
-        });
-  r.add(kind, "pc.recv", kAllTypes, StreamKind::Comm,
-        [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
-          auto recv = cast<RecvOp>(op);
-          TransferSide side =
-              planSide(c, recv.getFromAttr(), recv.getToAttr(), false);
-          Type element = getElementTypeOrSelf(recv.getTo());
-          for (const TransferSide::Piece &p : side.pieces)
-            c.exchange.recvs.push_back(
-                {p.peer, side.tag, messagePiece(element, p.box.sizes)});
-          absl::StatusOr<CommType> type = commTypeOf(recv.getType());
-          if (!type.ok())
-            return type.status();
-          Shape shape = shapeOf(recv.getType());
-          Communicator *comm = &c.comm;
-          return Kernel([=, type = *type](KernelIO &io) -> absl::Status {
-            std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
-            absl::StatusOr<std::shared_ptr<Tensor>> out =
-                zeros(io.context, *mem, shape, type);
-            if (!out.ok())
-              return out.status();
-            for (const TransferSide::Piece &p : side.pieces) {
-              int64_t n = product(p.box.sizes);
-              absl::StatusOr<char *> piece = mem->scratch(n * sizeOf(type));
-              if (!piece.ok())
-                return piece.status();
-              if (absl::Status s =
-                      comm->recv(*piece, n, type, p.peer, side.tag);
-                  !s.ok())
-                return s;
-              mem->copyBox(*piece, p.box.sizes, Shape(p.box.sizes.size(), 0),
-                           (*out)->data(), (*out)->shape, p.offset, p.box.sizes,
-                           sizeOf(type));
-            }
-            io.outputs[0] = *std::move(out);
-            return absl::OkStatus();
+  addComm(r, kind, "pc.send",
+          [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+            auto send = cast<SendOp>(op);
+            TransferSide side =
+                planSide(c, send.getFromAttr(), send.getToAttr(), true);
+            Type element = getElementTypeOrSelf(send.getFrom());
+            for (const TransferSide::Piece &p : side.pieces)
+              c.exchange.sends.push_back(
+                  {p.peer, side.tag, messagePiece(element, p.box.sizes)});
+            Communicator *comm = &c.comm;
+            return Kernel([=](KernelIO &io) -> absl::Status {
+              const Tensor &in = *io.inputs[0];
+              std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
+              for (const TransferSide::Piece &p : side.pieces) {
+                int64_t n = product(p.box.sizes);
+                absl::StatusOr<char *> piece =
+                    mem->scratch(n * sizeOf(in.type));
+                if (!piece.ok())
+                  return piece.status();
+                mem->copyBox(in.data(), in.shape, p.offset, *piece, p.box.sizes,
+                             Shape(p.box.sizes.size(), 0), p.box.sizes,
+                             sizeOf(in.type));
+                if (absl::Status s =
+                        comm->send(*piece, n, in.type, p.peer, side.tag);
+                    !s.ok())
+                  return s;
+              }
+              return absl::OkStatus();
+            });
           });
-        });
+  addComm(r, kind, "pc.recv",
+          [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
+            auto recv = cast<RecvOp>(op);
+            TransferSide side =
+                planSide(c, recv.getFromAttr(), recv.getToAttr(), false);
+            Type element = getElementTypeOrSelf(recv.getTo());
+            for (const TransferSide::Piece &p : side.pieces)
+              c.exchange.recvs.push_back(
+                  {p.peer, side.tag, messagePiece(element, p.box.sizes)});
+            absl::StatusOr<CommType> type = commTypeOf(recv.getType());
+            if (!type.ok())
+              return type.status();
+            Shape shape = shapeOf(recv.getType());
+            Communicator *comm = &c.comm;
+            return Kernel([=, type = *type](KernelIO &io) -> absl::Status {
+              std::unique_ptr<StepMemory> mem = prepare(memory, io, *comm);
+              absl::StatusOr<std::shared_ptr<Tensor>> out =
+                  zeros(io.context, *mem, shape, type);
+              if (!out.ok())
+                return out.status();
+              for (const TransferSide::Piece &p : side.pieces) {
+                int64_t n = product(p.box.sizes);
+                absl::StatusOr<char *> piece = mem->scratch(n * sizeOf(type));
+                if (!piece.ok())
+                  return piece.status();
+                if (absl::Status s =
+                        comm->recv(*piece, n, type, p.peer, side.tag);
+                    !s.ok())
+                  return s;
+                mem->copyBox(*piece, p.box.sizes, Shape(p.box.sizes.size(), 0),
+                             (*out)->data(), (*out)->shape, p.offset,
+                             p.box.sizes, sizeOf(type));
+              }
+              io.outputs[0] = *std::move(out);
+              return absl::OkStatus();
+            });
+          });
   r.add(kind, "pc.piece_offset", {CommType::I64}, StreamKind::Compute,
         [memory](Operation *op, BindContext &c) -> absl::StatusOr<Kernel> {
           auto p = cast<PieceOffsetOp>(op);
@@ -379,7 +403,13 @@ void registerCommKernels(KernelRegistry &r, llvm::StringRef kind,
           int64_t offset = 0;
           for (int64_t i = 0; i < idx; ++i)
             offset += p.getSizes()[i];
-          memory.fromHost((*value)->data(), &offset, sizeof offset);
+          try {
+            memory.fromHost((*value)->data(), &offset, sizeof offset);
+          } catch (const std::exception &e) { // a device copy that failed
+            return absl::InternalError(absl::StrCat("pc.piece_offset on ",
+                                                    c.tensors.device().name(),
+                                                    ": ", e.what()));
+          }
           return Kernel([value = std::shared_ptr<const Tensor>(
                              *std::move(value))](KernelIO &io) {
             io.outputs[0] = value;

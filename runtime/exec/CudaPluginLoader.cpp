@@ -1,6 +1,7 @@
 //===- CudaPluginLoader.cpp - Finds and loads libpc-cuda.so ---------------===//
 
 #include "runtime/exec/CudaPluginLoader.h"
+#include "runtime/cuda/CudaPluginAbi.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -8,6 +9,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -54,11 +56,12 @@ absl::StatusOr<const cuda::CudaPluginApi *> loadFrom(const std::string &path) {
     return absl::FailedPreconditionError(absl::StrCat(
         path, ": has no ", cuda::kCudaPluginSymbol, " (not a pc CUDA module)"));
   const cuda::CudaPluginApi *api = entry();
-  if (!api || api->abi != cuda::kCudaPluginAbi)
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": built for interface ", api ? api->abi : -1,
-                     ", this program uses ", cuda::kCudaPluginAbi,
-                     " (a module of another pc build)"));
+  if (!api || !api->abi || std::strcmp(api->abi, PC_CUDA_PLUGIN_ABI) != 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": a module of another pc build (interface ",
+        api && api->abi ? std::string(api->abi).substr(0, 12) : "unknown",
+        ", this program's ", std::string(PC_CUDA_PLUGIN_ABI).substr(0, 12),
+        ")"));
   return api;
 }
 
@@ -77,10 +80,12 @@ absl::StatusOr<const cuda::CudaPluginApi *> CudaPluginLoader::get() {
     }
     why.push_back(std::string(api.status().message()));
   }
+  const char *env = std::getenv("PC_CUDA_PLUGIN");
   loaded = absl::FailedPreconditionError(
       absl::StrCat("the CUDA backend's module (", cuda::kCudaPluginFile,
                    ") could not be loaded; tried ", absl::StrJoin(why, "; "),
-                   ". Set PC_CUDA_PLUGIN to its path"));
+                   env && *env ? " (PC_CUDA_PLUGIN names it)"
+                               : ". Set PC_CUDA_PLUGIN to its path"));
   return *loaded;
 }
 

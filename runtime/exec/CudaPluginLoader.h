@@ -9,7 +9,7 @@
 //   2. beside the running program's install: <bin>/../<libdir>/pc/
 //   3. the build tree that built this program
 //   4. the install prefix it was configured with: <prefix>/<libdir>/pc/
-// A module of another build (another kCudaPluginAbi) is skipped, and named
+// A module of another build (another PC_CUDA_PLUGIN_ABI) is skipped, and named
 // in the error when nothing fits.
 //
 //===----------------------------------------------------------------------===//

@@ -123,6 +123,11 @@ pc.mesh @m <["x"=4294967296, "y"=2]>
 
 // -----
 
+// expected-error @+1 {{'pc.mesh' op has 9 axes; pc meshes have at most 8}}
+pc.mesh @m <["a"=1, "b"=1, "c"=1, "d"=1, "e"=1, "f"=1, "g"=1, "h"=1, "i"=2]>
+
+// -----
+
 // expected-error @+1 {{'pc.param' op has the shape 'tensor<9223372036854775807x2xf32>', which has more elements than pc supports (2^48)}}
 pc.param @w : tensor<9223372036854775807x2xf32> = #pc.init<zeros>
 

@@ -33,6 +33,12 @@ func.func @f(%x: tensor<4x4xf32, #pc.sbp<@m, [B, S(-1)]>>)
 // -----
 
 pc.mesh @m <["dp"=2, "tp"=2]>
+// expected-error @+1 {{split dim 16 of SBP entry #1 is past 15, the last dim pc splits}}
+func.func @f(%x: tensor<1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x4xf32, #pc.sbp<@m, [B, S(16)]>>)
+
+// -----
+
+pc.mesh @m <["dp"=2, "tp"=2]>
 // expected-error @+1 {{split dim 3 of SBP entry #0 in #pc.sbp<@m, [S(3), B]> is out of range for a rank-2 tensor}}
 func.func @f(%x: tensor<4x4xf32, #pc.sbp<@m, [S(3), B]>>)
 

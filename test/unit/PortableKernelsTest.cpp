@@ -96,7 +96,11 @@ protected:
 #if !PC_HAVE_CUDA
       GTEST_SKIP() << "GPU test: this build has no CUDA backend";
 #endif
-      if (visibleGpus() == 0)
+      // A module that does not load is a failure, not a machine without a
+      // GPU: it would otherwise skip every cuda case, silently.
+      absl::StatusOr<int> gpus = pc::runtime::visibleCudaDevices();
+      ASSERT_TRUE(gpus.ok()) << gpus.status();
+      if (*gpus == 0)
         GTEST_SKIP() << "GPU test: no CUDA device";
     } else if (!portable::makeHostKernels()) {
       GTEST_SKIP() << "this build has no portable kernels (no CCCL headers)";
