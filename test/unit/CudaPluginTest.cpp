@@ -152,6 +152,16 @@ TEST_F(CudaPluginTest, AForeignLibraryIsRefused) {
       << gpus.status();
 }
 
+TEST_F(CudaPluginTest, AModuleOfAnotherBuildIsRefused) {
+  ScopedEnv env("PC_CUDA_PLUGIN", PC_STALE_CUDA_PLUGIN);
+  absl::StatusOr<int> gpus = pc::runtime::visibleCudaDevices();
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_NE(gpus.status().message().find(
+                "a module of another pc build (interface 0123456789ab"),
+            std::string::npos)
+      << gpus.status();
+}
+
 TEST_F(CudaPluginTest, ARankOnAGpuWithoutOneFailsClearly) {
   OwningOpRef<ModuleOp> m = distributed(R"(
     pc.mesh @g <["x"=1]> on cuda
