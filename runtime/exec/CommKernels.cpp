@@ -13,6 +13,7 @@
 #include "boxing/MeshCache.h"
 #include "dialect/PcOps.h"
 #include "runtime/comm/BoxingSteps.h"
+#include "runtime/exec/PortableBinding.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -260,26 +261,12 @@ void registerCpuCommKernels(KernelRegistry &r, llvm::StringRef kind) {
 /// Registers a collective's or transfer's kernel, on the comm stream, for
 /// every type. A device's memory kernels throw on a failed launch (as
 /// Thrust's do): the firing fails with it, as a compute kernel's does
-/// (PortableBinding.h's addGuarded), instead of the throw ending the
+/// (through the same addGuarded), instead of the throw ending the
 /// stream's thread and the process.
 static void addComm(KernelRegistry &r, llvm::StringRef kind, llvm::StringRef op,
                     KernelFactory factory) {
-  r.add(kind, op, kAllTypes, StreamKind::Comm,
-        [factory, name = op.str()](Operation *o,
-                                   BindContext &c) -> absl::StatusOr<Kernel> {
-          absl::StatusOr<Kernel> made = factory(o, c);
-          if (!made.ok())
-            return made;
-          return Kernel([inner = *std::move(made),
-                         name](KernelIO &io) -> absl::Status {
-            try {
-              return inner(io);
-            } catch (const std::exception &e) {
-              return absl::InternalError(absl::StrCat(
-                  name, " on ", io.context.device().name(), ": ", e.what()));
-            }
-          });
-        });
+  portable_binding::addGuarded(r, kind, op, kAllTypes, StreamKind::Comm,
+                               std::move(factory));
 }
 
 void registerCommKernels(KernelRegistry &r, llvm::StringRef kind,
