@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -199,14 +200,68 @@ void addUnary(KernelRegistry &r, llvm::StringRef name, cpu::Unary op,
     r.add(kCpu, name, {CommType::I32, CommType::I64}, StreamKind::Compute, f);
 }
 
+/// `count` copies of the `bytes`-byte element at `src` from `dst` on.
+void fillElement(char *dst, const char *src, int64_t count, int64_t bytes) {
+  auto fill = [&](auto word) {
+    std::memcpy(&word, src, sizeof(word));
+    std::fill_n(reinterpret_cast<decltype(word) *>(dst), count, word);
+  };
+  switch (bytes) {
+  case 2:
+    return fill(uint16_t());
+  case 4:
+    return fill(uint32_t());
+  case 8:
+    return fill(uint64_t());
+  default:
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(dst + i * bytes, src, bytes);
+  }
+}
+
 /// Replicates `in` NumPy-style into `out`'s shape, element bytes exactly.
+/// The output is written in order, in runs: the trailing dims the input
+/// has whole are one copy, and a broadcast last dim is one fill, so that
+/// the cost per element is a store (a gradient of a mean broadcasts a row
+/// of scalars over the row).
 void broadcastBytes(const Tensor &in, Tensor &out) {
+  const int64_t e = sizeOf(in.type);
+  const size_t rank = out.shape.size();
+  if (out.numel() == 0)
+    return;
+  // The input's dims aligned to the output's, and their strides in
+  // elements: 0 where a dim broadcasts.
+  Shape dims(rank, 1), strides(rank, 0);
   Shape st = stridesOf(in.shape);
-  int64_t e = sizeOf(in.type);
-  for (int64_t i = 0, n = out.numel(); i < n; ++i)
-    std::memcpy(
-        out.data() + i * e,
-        in.data() + broadcastOffset(in, st, delinearize(out.shape, i)) * e, e);
+  size_t lead = rank - in.shape.size();
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    dims[lead + d] = in.shape[d];
+    strides[lead + d] = in.shape[d] == 1 ? 0 : st[d];
+  }
+  size_t outer = rank;
+  int64_t chunk = 1, run = 1;
+  while (outer > 0 && dims[outer - 1] == out.shape[outer - 1])
+    chunk *= out.shape[--outer];
+  if (chunk == 1 && outer > 0)
+    run = out.shape[--outer]; // the last dim broadcasts one element
+  char *dst = out.data();
+  Shape idx(outer, 0);
+  int64_t from = 0; // the input's element for idx
+  for (int64_t i = 0, n = out.numel() / (chunk * run); i < n; ++i) {
+    const char *src = in.data() + from * e;
+    if (run > 1)
+      fillElement(dst, src, run, e);
+    else
+      std::memcpy(dst, src, chunk * e);
+    dst += chunk * run * e;
+    for (size_t d = outer; d-- > 0;) {
+      from += strides[d];
+      if (++idx[d] < out.shape[d])
+        break;
+      from -= strides[d] * out.shape[d];
+      idx[d] = 0;
+    }
+  }
 }
 
 } // namespace
