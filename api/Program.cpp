@@ -2,6 +2,7 @@
 
 #include "api/Program.h"
 
+#include "dialect/OpProfile.h"
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
@@ -279,6 +280,34 @@ std::optional<double> Program::predictedBubble(
            .empty())
     return std::nullopt;
   return replay.bubble;
+}
+
+absl::StatusOr<std::optional<double>>
+Program::profiledBubble(const std::string &opProfile) const {
+  if (!impl)
+    return std::nullopt;
+  llvm::Expected<OpProfile> profile = parseOpProfile(opProfile, "op profile");
+  if (!profile)
+    return absl::InvalidArgumentError(llvm::toString(profile.takeError()));
+  // Per action: the most any one program spends in its compute ops.
+  std::map<std::string, double> seconds;
+  for (auto f : impl->module->getOps<func::FuncOp>()) {
+    if (StringAttr g = attrs::getGraph(f); !g || g.getValue() != graphName)
+      continue;
+    std::map<std::string, double> mine;
+    f.walk([&](Operation *op) {
+      ActionAttr a = attrs::getAction(op);
+      double t = a ? profile->lookup(op) : -1;
+      if (t > 0)
+        mine[pipeline::shortName(a.asAction())] += t;
+    });
+    for (auto &[action, t] : mine)
+      seconds[action] = std::max(seconds[action], t);
+  }
+  return predictedBubble([&](const std::string &action) {
+    auto it = seconds.find(action);
+    return it == seconds.end() ? 0.0 : it->second;
+  });
 }
 
 std::string Program::scheduleSvg() const {

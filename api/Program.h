@@ -216,6 +216,13 @@ public:
   /// ("F1.3"), e.g. measured durations, to replay the schedule with them.
   std::optional<double> predictedBubble(
       const std::function<double(const std::string &action)> &cost = {}) const;
+  /// The bubble predicted with each action's cost the sum of its compute
+  /// ops' times in `opProfile` (profileOps's JSON; the slowest rank of a
+  /// stage): the stages' imbalance (a loss on the last, no input gradient
+  /// on the first) included, before anything runs. Nothing when the
+  /// program is not pipelined; an error when the profile does not parse.
+  absl::StatusOr<std::optional<double>>
+  profiledBubble(const std::string &opProfile) const;
   /// Whether the programs are a training step: an `lr` input and a
   /// {pc.loss} result.
   bool isTrainingStep() const { return lrIndex && lossIndex; }
@@ -451,6 +458,15 @@ public:
   /// multiplied by infinity. Needs a program compiled with
   /// CompileOptions::mixedPrecision.injectOverflow.
   absl::Status injectOverflow(std::set<int64_t> steps);
+  /// Emulated compute, from the next run on: every compute op that
+  /// `opProfile` (Program::profileOps's JSON, from this machine or
+  /// another) times runs as a wait of that time instead of its kernel, with
+  /// zeros for results; communication, parameters and the pipeline
+  /// schedule run for real. For measuring what the runtime makes of a
+  /// schedule where devices outnumber cores (docs/pipeline.md): waits hold
+  /// a device's stream, not a core. Losses and weights are then
+  /// meaningless. CPU devices only; an empty profile ends it.
+  absl::Status emulateCompute(const std::string &opProfile);
   /// Trains on a dataset from now on: each step of train() and trainStep()
   /// draws the next batch of the training split into the token and label
   /// inputs, which need no feed(). The batch must be the inputs' first

@@ -2,6 +2,7 @@
 
 #include "api/Program.h"
 
+#include "dialect/OpProfile.h"
 #include "dialect/ProgramAttrs.h"
 
 #include "runtime/exec/Checkpoint.h"
@@ -268,6 +269,21 @@ absl::Status Session::injectOverflow(std::set<int64_t> steps) {
         "Session::injectOverflow: the program was not compiled with "
         "CompileOptions::mixedPrecision.injectOverflow");
   overflowAt = std::move(steps);
+  return absl::OkStatus();
+}
+
+absl::Status Session::emulateCompute(const std::string &opProfile) {
+  if (absl::Status s = usable("emulateCompute"); !s.ok())
+    return s;
+  if (opProfile.empty()) {
+    cpu->setEmulatedCompute(nullptr);
+    return absl::OkStatus();
+  }
+  llvm::Expected<OpProfile> profile = parseOpProfile(opProfile, "op profile");
+  if (!profile)
+    return absl::InvalidArgumentError(llvm::toString(profile.takeError()));
+  cpu->setEmulatedCompute(
+      std::make_shared<const OpProfile>(*std::move(profile)));
   return absl::OkStatus();
 }
 

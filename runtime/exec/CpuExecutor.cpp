@@ -648,6 +648,11 @@ bool CpuSession::isBound(llvm::StringRef graph,
          it->second->generation == world.generation();
 }
 
+void CpuSession::setEmulatedCompute(std::shared_ptr<const OpProfile> profile) {
+  emulated = std::move(profile);
+  bound.clear(); // their kernels are the old setting's
+}
+
 absl::StatusOr<CpuSession::BoundGraph *>
 CpuSession::bind(llvm::StringRef graph,
                  const std::map<int64_t, func::FuncOp> &programOf,
@@ -695,6 +700,7 @@ CpuSession::bind(llvm::StringRef graph,
     r.context.reset(
         new BindContext{rank, *r.meshes, *r.comm, *r.device->tensors});
     r.context->hostTensors = r.device->hostTensors.get();
+    r.context->emulated = emulated.get();
     ParamStore access{
         [this, rank](llvm::StringRef name, Type local, int64_t iteration) {
           return read(rank, name, local, iteration);

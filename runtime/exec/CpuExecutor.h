@@ -209,6 +209,12 @@ public:
   /// Whether CPU devices made after the call run the portable kernels
   /// (DeviceOptions::portableKernels).
   void setPortableKernels(bool on) { deviceOptions.portableKernels = on; }
+  /// Emulated compute (EmulatedCompute.h): from the next run on, every
+  /// compute op that `profile` times runs as a wait of that time, with
+  /// zeros for results; null: kernels again. Communication, parameters and
+  /// schedules run for real; the values computed are meaningless. CPU
+  /// devices only.
+  void setEmulatedCompute(std::shared_ptr<const OpProfile> profile);
   /// Runs every rank on the backend of device kind `kind` ("cuda"),
   /// whatever its meshes declare (pc-run --devices cuda:N); empty: the
   /// meshes decide.
@@ -304,6 +310,7 @@ private:
            std::map<int64_t, std::shared_ptr<const Tensor>>>
       pending;
   bool inPlaceUpdates = false;
+  std::shared_ptr<const OpProfile> emulated;
   /// The failure that left parameters half-updated (in-place updates).
   absl::Status lost;
   /// Each graph's bound programs (they hold tensors: declared after the

@@ -37,6 +37,7 @@
 
 namespace pc {
 class MeshCache;
+struct OpProfile;
 } // namespace pc
 
 namespace pc::runtime {
@@ -77,6 +78,9 @@ struct BindContext {
   /// What the communication kernel being bound exchanges (its group, or its
   /// messages), for checking ranks' orders together (OrderCheck.h).
   CommEvent exchange;
+  /// Emulated compute (EmulatedCompute.h): compute ops with a time here
+  /// bind as waits of that time; null: every op runs its kernel.
+  const OpProfile *emulated = nullptr;
 };
 
 /// The element type a kernel bound in `context` produces for a result of

@@ -2,9 +2,11 @@
 
 #include "runtime/exec/RankProgram.h"
 
+#include "dialect/OpProfile.h"
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "pipeline/Schedule.h"
+#include "runtime/exec/EmulatedCompute.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -150,6 +152,20 @@ absl::Status RankProgram::build(func::FuncOp f) {
   return absl::OkStatus();
 }
 
+absl::Status RankProgram::emulate(Operation &op,
+                                  KernelRegistry::Bound &bound) const {
+  if (!context.emulated || bound.stream != StreamKind::Compute)
+    return absl::OkStatus();
+  double seconds = context.emulated->lookup(&op);
+  if (seconds < 0)
+    return absl::OkStatus(); // not profiled: its kernel runs
+  absl::StatusOr<Kernel> wait = emulatedKernel(&op, seconds, context);
+  if (!wait.ok())
+    return wait.status();
+  bound.kernel = *std::move(wait);
+  return absl::OkStatus();
+}
+
 absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
   std::vector<Source> ins;
   for (Value v : op.getOperands())
@@ -213,6 +229,8 @@ absl::Status RankProgram::addOp(Operation &op, bool hasSchedule) {
   absl::StatusOr<KernelRegistry::Bound> bound = kernels.bind(&op, context);
   if (!bound.ok())
     return named(bound.status(), context.rank, &op);
+  if (absl::Status s = emulate(op, *bound); !s.ok())
+    return named(s, context.rank, &op);
   // Communication calls say what they are for, so that a timeout or a
   // desync names the op, where the user wrote it, and the step.
   std::string site;

@@ -157,6 +157,9 @@ private:
                     std::vector<Source> inputs, unsigned numResults, Fire fire,
                     bool ordered = false);
   absl::Status addOp(mlir::Operation &op, bool hasSchedule);
+  /// Under emulated compute, replaces `bound`'s kernel by a wait of `op`'s
+  /// profiled time (a compute op's, when the profile has it).
+  absl::Status emulate(mlir::Operation &op, KernelRegistry::Bound &bound) const;
   /// The loop-carried edges between each parameter's reads and its update.
   void linkParameters();
   /// A pipelined program's order: iteration by iteration, its schedule's

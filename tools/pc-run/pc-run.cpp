@@ -276,15 +276,24 @@ int main(int argc, char **argv) {
       cl::cat(runCat));
   cl::opt<bool> profileOps(
       "profile-ops",
-      cl::desc("With --simulate: first time each distinct compute op alone "
-               "on one device of this machine, and simulate with those "
-               "times instead of the roofline"),
+      cl::desc("With --simulate or --emulate-compute: first time each "
+               "distinct compute op alone on one device of this machine, "
+               "and use those times (--simulate: instead of the roofline)"),
       cl::cat(runCat));
   cl::opt<std::string> opProfilePath(
       "op-profile",
-      cl::desc("With --simulate: the op times of an earlier --profile-ops "
-               "(JSON); with --profile-ops: where to write them"),
+      cl::desc("With --simulate or --emulate-compute: the op times of an "
+               "earlier --profile-ops (JSON); with --profile-ops: where to "
+               "write them"),
       cl::value_desc("file"), cl::cat(runCat));
+  cl::opt<bool> emulateCompute(
+      "emulate-compute",
+      cl::desc("Run each compute op as a wait of its time from --profile-ops "
+               "or --op-profile instead of its kernel; communication and the "
+               "schedule run for real, and a wait holds no core: for "
+               "measuring pipelines with more devices than cores. Losses "
+               "and weights are meaningless"),
+      cl::cat(runCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
   cl::opt<bool> train("train",
@@ -404,8 +413,12 @@ int main(int argc, char **argv) {
                 "'");
   if (!plotPath.empty() && !train)
     return fail("--plot needs --train (or --plot-report)");
-  if ((profileOps || !opProfilePath.empty()) && !simulate)
-    return fail("--profile-ops and --op-profile go with --simulate");
+  if ((profileOps || !opProfilePath.empty()) && !simulate && !emulateCompute)
+    return fail("--profile-ops and --op-profile go with --simulate or "
+                "--emulate-compute");
+  if (emulateCompute && !profileOps && opProfilePath.empty())
+    return fail("--emulate-compute needs the ops' times: --profile-ops or "
+                "--op-profile FILE");
 
   int64_t numDevices = 0;
   llvm::StringRef spec(devices);
@@ -417,6 +430,8 @@ int main(int argc, char **argv) {
   if (profileOps && deviceKind != "cpu")
     return fail("--profile-ops times the CPU devices' kernels; give an "
                 "--op-profile measured on the devices you run on");
+  if (emulateCompute && deviceKind != "cpu")
+    return fail("--emulate-compute runs on CPU devices (--devices cpu:N)");
   if (deviceKind == "cuda" && kernels == "portable")
     return fail("--kernels portable is for CPU devices (--devices cpu:N)");
   if (steps < (train ? 0 : 1))
@@ -599,8 +614,8 @@ int main(int argc, char **argv) {
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
   double predictedStep = 0;
-  if (simulate) {
-    std::string profile;
+  std::string profile;
+  if (simulate || emulateCompute) {
     if (profileOps) {
       absl::StatusOr<std::string> p =
           program->profileOps((*session)->threadsPerDevice());
@@ -618,14 +633,26 @@ int main(int argc, char **argv) {
         return failAll(opProfilePath + ": " + buffer.getError().message());
       profile = (*buffer)->getBuffer().str();
     }
+  }
+  // Names the profile file in what it got wrong.
+  std::string profileSource =
+      opProfilePath.empty() || profileOps ? "" : opProfilePath + ": ";
+  if (simulate) {
     absl::StatusOr<std::string> text =
         program->simulate(&predictedStep, profile);
     if (!text.ok())
-      return failAll(
-          (opProfilePath.empty() || profileOps ? "" : opProfilePath + ": ") +
-          std::string(text.status().message()));
+      return failAll(profileSource + std::string(text.status().message()));
     if (speaker)
       llvm::outs() << *text;
+  }
+  if (emulateCompute) {
+    if (profile.empty())
+      return failAll(profileSource + "the op profile is empty");
+    if (absl::Status s = (*session)->emulateCompute(profile); !s.ok())
+      return failAll(profileSource + std::string(s.message()));
+    if (speaker)
+      llvm::outs() << "compute emulated: each profiled compute op waits its "
+                      "time; losses and weights are meaningless\n";
   }
   if (printPlan && speaker) {
     llvm::outs() << program->plan();
@@ -914,6 +941,13 @@ int main(int argc, char **argv) {
       if (replayed)
         o["replayed_bubble"] = *replayed;
     }
+    // With op times (--profile-ops, --op-profile): the prediction with each
+    // action's profiled cost, the stages' imbalance included.
+    if (!profile.empty())
+      if (absl::StatusOr<std::optional<double>> b =
+              program->profiledBubble(profile);
+          b.ok() && *b)
+        o["profiled_bubble"] = **b;
     return llvm::json::Value(std::move(o));
   };
   auto dataReport = [&]() -> llvm::json::Value {
@@ -950,6 +984,7 @@ int main(int argc, char **argv) {
             {"predicted_step_s", simulate ? llvm::json::Value(predictedStep)
                                           : llvm::json::Value(nullptr)},
             {"pipeline", pipelineReport()},
+            {"emulated_compute", bool(emulateCompute)},
             {"ranks", std::move(ranks)}}));
   }
   // Every process ends here, or none does: a process that failed
