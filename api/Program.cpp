@@ -6,6 +6,7 @@
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "passes/InitAll.h"
+#include "passes/PassUtils.h"
 #include "passes/Passes.h"
 #include "passes/partition/MemoryPlan.h"
 #include "passes/planning/ProgramSimulator.h"
@@ -147,10 +148,14 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
   return out;
 }
 
-absl::StatusOr<std::string>
-Program::simulate(double *step, const std::string &opProfile) const {
+absl::StatusOr<std::string> Program::simulate(double *step,
+                                              const std::string &opProfile,
+                                              bool emulatedCompute,
+                                              double *idle) const {
   if (step)
     *step = 0;
+  if (idle)
+    *idle = 0;
   if (!impl)
     return absl::FailedPreconditionError("no program");
   std::optional<OpProfile> profile;
@@ -160,12 +165,17 @@ Program::simulate(double *step, const std::string &opProfile) const {
       return absl::InvalidArgumentError(llvm::toString(p.takeError()));
     profile = *std::move(p);
   }
-  Simulation s =
-      simulatePrograms(*impl->module, graphName, profile ? &*profile : nullptr);
+  attrs::CostModel rates = costModelOf(*impl->module);
+  if (emulatedCompute)
+    rates.concurrentDevices = 0; // a core per device: waits hold none
+  Simulation s = simulatePrograms(*impl->module, graphName,
+                                  profile ? &*profile : nullptr, &rates);
   if (!s.error.empty())
     return absl::FailedPreconditionError("pc-simulate: " + s.error);
   if (step)
     *step = s.step;
+  if (idle)
+    *idle = s.idle;
   return formatSimulation(s);
 }
 

@@ -198,8 +198,14 @@ public:
   /// given. With `opProfile` (the JSON profileOps() returns), an op it
   /// times takes its measured time. An error when the programs cannot be
   /// simulated or the profile is malformed.
+  /// With `emulatedCompute`, of a run whose compute is emulated
+  /// (Session::emulateCompute): waits hold no core, so the devices do not
+  /// share the host's. The mean share of the step the devices' compute is
+  /// idle (a pipeline's bubble, op by op) goes to `*idle` when given.
   absl::StatusOr<std::string> simulate(double *step = nullptr,
-                                       const std::string &opProfile = {}) const;
+                                       const std::string &opProfile = {},
+                                       bool emulatedCompute = false,
+                                       double *idle = nullptr) const;
   /// Times every distinct compute op of those programs alone on one CPU
   /// device of `threads` threads, by its kernel (vTrain's profiling step,
   /// docs/planning.md): a JSON op profile for simulate().

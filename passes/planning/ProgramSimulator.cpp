@@ -70,9 +70,10 @@ std::string pairOf(TypeAttr from, TypeAttr to) {
 
 class Simulator {
 public:
-  Simulator(ModuleOp module, const OpProfile *profile)
-      : module(module), rates(costModelOf(module)), spec(specOf(rates)),
-        cost(spec, rates.peakFlops),
+  Simulator(ModuleOp module, const OpProfile *profile,
+            const attrs::CostModel *given)
+      : module(module), rates(given ? *given : costModelOf(module)),
+        spec(specOf(rates)), cost(spec, rates.peakFlops),
         halfCost(spec, rates.halfPeakFlops > 0 ? rates.halfPeakFlops
                                                : rates.peakFlops),
         meshes(module), profile(profile) {}
@@ -113,6 +114,11 @@ public:
       result.step = std::max(result.step, p->timing.end);
       result.programs.push_back(p->timing);
     }
+    double idle = 0;
+    for (auto &p : programs)
+      idle += double(p->ranks) *
+              (result.step > 0 ? 1 - p->timing.compute / result.step : 0);
+    result.idle = idle / double(devices);
     return result;
   }
 
@@ -403,8 +409,9 @@ private:
 } // namespace
 
 Simulation simulatePrograms(ModuleOp module, StringRef graph,
-                            const OpProfile *profile) {
-  return Simulator(module, profile).run(graph);
+                            const OpProfile *profile,
+                            const attrs::CostModel *rates) {
+  return Simulator(module, profile, rates).run(graph);
 }
 
 std::string formatSimulation(const Simulation &s) {

@@ -34,6 +34,7 @@
 #define PC_PASSES_PLANNING_PROGRAMSIMULATOR_H
 
 #include "dialect/OpProfile.h"
+#include "dialect/ProgramAttrs.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -60,15 +61,20 @@ struct Simulation {
   std::vector<ProgramTiming> programs;
   /// The step: when the last program ends.
   double step = 0;
+  /// The share of the step the devices' compute streams are idle, averaged
+  /// over the devices: a pipeline's bubble, op by op.
+  double idle = 0;
   /// Empty, or why the programs cannot be simulated (no programs; a
   /// receive that no send matches).
   std::string error;
 };
 
 /// Simulates the per-device programs of `graph` (all of them when empty).
-/// With `profile`, an op it has takes its measured time.
+/// With `profile`, an op it has takes its measured time. With `rates`,
+/// over those instead of the module's cost model.
 Simulation simulatePrograms(mlir::ModuleOp module, llvm::StringRef graph = {},
-                            const OpProfile *profile = nullptr);
+                            const OpProfile *profile = nullptr,
+                            const attrs::CostModel *rates = nullptr);
 
 /// The per-program lines and the predicted step, as --pc-simulate prints.
 std::string formatSimulation(const Simulation &s);

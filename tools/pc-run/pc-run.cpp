@@ -613,7 +613,7 @@ int main(int argc, char **argv) {
   };
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
-  double predictedStep = 0;
+  double predictedStep = 0, simulatedIdle = 0;
   std::string profile;
   if (simulate || emulateCompute) {
     if (profileOps) {
@@ -638,8 +638,8 @@ int main(int argc, char **argv) {
   std::string profileSource =
       opProfilePath.empty() || profileOps ? "" : opProfilePath + ": ";
   if (simulate) {
-    absl::StatusOr<std::string> text =
-        program->simulate(&predictedStep, profile);
+    absl::StatusOr<std::string> text = program->simulate(
+        &predictedStep, profile, emulateCompute, &simulatedIdle);
     if (!text.ok())
       return failAll(profileSource + std::string(text.status().message()));
     if (speaker)
@@ -941,6 +941,9 @@ int main(int argc, char **argv) {
       if (replayed)
         o["replayed_bubble"] = *replayed;
     }
+    // pc-simulate's, op by op (--simulate).
+    if (simulate)
+      o["simulated_bubble"] = simulatedIdle;
     // With op times (--profile-ops, --op-profile): the prediction with each
     // action's profiled cost, the stages' imbalance included.
     if (!profile.empty())
