@@ -225,7 +225,9 @@ public:
   /// The bubble predicted with each action's cost the sum of its compute
   /// ops' times in `opProfile` (profileOps's JSON; the slowest rank of a
   /// stage): the stages' imbalance (a loss on the last, no input gradient
-  /// on the first) included, before anything runs. Nothing when the
+  /// on the first) included, before anything runs. Ops the profile lacks,
+  /// communication and per-op firing costs count nothing; simulate() has
+  /// them. Nothing when the
   /// program is not pipelined; an error when the profile does not parse.
   absl::StatusOr<std::optional<double>>
   profiledBubble(const std::string &opProfile) const;
@@ -470,8 +472,10 @@ public:
   /// zeros for results; communication, parameters and the pipeline
   /// schedule run for real. For measuring what the runtime makes of a
   /// schedule where devices outnumber cores (docs/pipeline.md): waits hold
-  /// a device's stream, not a core. Losses and weights are then
-  /// meaningless. CPU devices only; an empty profile ends it.
+  /// a device's stream, not a core. Losses, weights and memory figures are
+  /// then meaningless. CPU devices only; an empty profile ends it. Under
+  /// mpirun every process makes the same call between the same runs (the
+  /// next run binds afresh), with the same profile.
   absl::Status emulateCompute(const std::string &opProfile);
   /// Trains on a dataset from now on: each step of train() and trainStep()
   /// draws the next batch of the training split into the token and label

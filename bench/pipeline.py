@@ -12,15 +12,17 @@ of that step (first action to last) their compute stream was idle.
 
 Compute is real, or emulated (pc-run --emulate-compute): each compute op
 waits the time it took alone on one core (--profile-ops, measured once),
-holding its stage's stream but no core. With more stages than cores
-(--compute auto) real kernels wait for the CPU as well as for each other,
-which no schedule accounts for; emulated, the runtime's actors, streams,
+holding its stage's stream but no core. With fewer than two cores per
+stage (--compute auto picks emulation then: a stage's dispatcher and
+communication threads want a core beside its kernels) real kernels wait
+for the CPU as well as for each other, which no schedule accounts for;
+emulated, the runtime's actors, streams,
 sends and receives and the schedule's order run for real and stages wait
 only for each other, as on devices of their own.
 
 Predictions:
-  classic    (p - 1) / (m + p - 1) (GPipe, 1F1B), / v (interleaved),
-             (p - 1) / (3m + p - 1) (ZB-H1)
+  classic    (p - 1) / (m + p - 1) (GPipe, 1F1B), (p - 1) / (vm + p - 1)
+             (interleaved), (p - 1) / (3m + p - 1) (ZB-H1)
   schedule   the schedule's lists replayed with unit-cost F, B, W
              (pc-run --plan prints it)
   simulated  pc-simulate, op by op over the op profile (each action's ops
@@ -42,15 +44,15 @@ ap.add_argument("--rows", type=int, default=128)
 ap.add_argument("--width", type=int, default=2048)
 ap.add_argument("--compute", choices=("auto", "real", "emulated"),
                 default="auto",
-                help="auto: emulated when stages outnumber cores")
+                help="auto: emulated with fewer than 2 cores per stage")
 ap.add_argument("--svg", default="", help="directory for the timelines")
 a = ap.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
 pc_run = os.path.join(a.build, "bin", "pc-run")
 p = a.stages
-cores = os.cpu_count()
-emulated = a.compute == "emulated" or (a.compute == "auto" and p > cores)
+cores = len(os.sched_getaffinity(0))  # the cores this process may use
+emulated = a.compute == "emulated" or (a.compute == "auto" and 2 * p > cores)
 tmp = tempfile.mkdtemp(prefix="pc-bench-pipeline-")
 profile = os.path.join(tmp, "ops.json")
 

@@ -1,9 +1,14 @@
-//===- EmulatedCompute.cpp - Compute kernels replaced by timed waits ------===//
+//===- EmulatedCompute.cpp - Compute kernels replaced by waits ------------===//
 
 #include "runtime/exec/EmulatedCompute.h"
 
+#include "dialect/PcOps.h"
+#include "dialect/ProgramAttrs.h"
+#include "runtime/exec/Backend.h"
+
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -17,44 +22,69 @@ namespace {
 
 /// Linux wakes a sleeping thread up to 50 us late by default (its timer
 /// slack), a large share of a kernel of a few hundred microseconds; the
-/// stream's thread asks for 1 us, once.
+/// stream's thread asks for 1 us. One cheap call per firing, beside waits
+/// of milliseconds.
 void tightenTimerSlack() {
 #ifdef __linux__
-  thread_local bool done = false;
-  if (!done) {
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-    done = true;
-  }
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 #endif
 }
 
+/// Longer than any kernel: a profile's time past it is a mistake that
+/// would otherwise overflow the clock's arithmetic.
+constexpr double kMaxWaitSeconds = 24 * 3600;
+
 } // namespace
 
+absl::StatusOr<std::shared_ptr<const Tensor>>
+ZeroTensors::get(TensorAllocator &memory, const std::vector<int64_t> &shape,
+                 CommType type) {
+  auto key = std::make_tuple(&memory, shape, type);
+  if (auto it = made.find(key); it != made.end())
+    return it->second;
+  absl::StatusOr<std::shared_ptr<Tensor>> z = memory.allocate(shape, type);
+  if (!z.ok())
+    return z.status();
+  std::memset((*z)->data(), 0, (*z)->byteSize());
+  return made[key] = *std::move(z);
+}
+
+bool keepsKernel(mlir::Operation *op) {
+  return mlir::isa<ReshapeOp, AfterOp, SelectOp>(op);
+}
+
 absl::StatusOr<Kernel> emulatedKernel(mlir::Operation *op, double seconds,
-                                      BindContext &context) {
+                                      BindContext &context,
+                                      ZeroTensors &zeros) {
   std::string kind(context.tensors.device().kind());
-  if (kind != "cpu")
+  if (kind != "cpu" && kind != kPortableCpuKind)
     return absl::FailedPreconditionError(absl::StrCat(
         "emulated compute runs on CPU devices, not on '", kind, "'"));
-  std::vector<std::shared_ptr<const Tensor>> zeros;
+  if (!(seconds >= 0 && seconds <= kMaxWaitSeconds))
+    return absl::InvalidArgumentError(absl::StrCat("an emulated op waits 0 to ",
+                                                   kMaxWaitSeconds,
+                                                   " seconds, not ", seconds));
+  TensorAllocator &memory = attrs::isHost(op) && context.hostTensors
+                                ? *context.hostTensors
+                                : context.tensors;
+  std::vector<std::shared_ptr<const Tensor>> results;
   for (mlir::Type t : op->getResultTypes()) {
     absl::StatusOr<CommType> type = resultType(t, context);
     if (!type.ok())
       return type.status();
-    absl::StatusOr<std::shared_ptr<Tensor>> z =
-        context.tensors.allocate(shapeOf(t), *type);
+    absl::StatusOr<std::shared_ptr<const Tensor>> z =
+        zeros.get(memory, shapeOf(t), *type);
     if (!z.ok())
       return z.status();
-    std::memset((*z)->data(), 0, (*z)->byteSize());
-    zeros.push_back(*std::move(z));
+    results.push_back(*std::move(z));
   }
   auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(std::max(0.0, seconds)));
-  return Kernel([zeros = std::move(zeros), wait](KernelIO &io) {
+      std::chrono::duration<double>(seconds));
+  return Kernel([results = std::move(results), wait](KernelIO &io) {
     auto start = std::chrono::steady_clock::now();
     tightenTimerSlack();
-    for (size_t r = 0; r < zeros.size(); ++r)
-      io.outputs[r] = zeros[r];
+    for (size_t r = 0; r < results.size(); ++r)
+      io.outputs[r] = results[r];
     std::this_thread::sleep_until(start + wait);
     return absl::OkStatus();
   });

@@ -1,5 +1,4 @@
-//===- EmulatedCompute.h - Compute kernels replaced by timed waits -*- C++
-//-*-===//
+//===- EmulatedCompute.h - Compute kernels replaced by waits ----*- C++ -*-===//
 //
 // Emulated compute runs a program's communication, parameters, streams and
 // schedule for real but replaces each compute kernel by a wait of the time
@@ -8,8 +7,7 @@
 // core. It measures what the runtime makes of a schedule (a pipeline's
 // bubble) on a machine with fewer cores than devices, where real kernels
 // would wait for the CPU as well as for each other. The values it computes
-// are meaningless: an emulated op's results are zeros made once at bind
-// time, shared by every firing.
+// are meaningless: an emulated op's results are zeros made at bind time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +16,37 @@
 
 #include "runtime/exec/KernelRegistry.h"
 
+#include <map>
+#include <tuple>
+
 namespace pc::runtime {
 
+/// One rank's zero tensors, one per (memory, shape, element type), shared
+/// by every emulated op and firing that makes one: tensors are immutable,
+/// and a tensor per op of an unrolled pipeline (an op per micro-batch)
+/// would hold far more than the program's real peak.
+class ZeroTensors {
+public:
+  absl::StatusOr<std::shared_ptr<const Tensor>>
+  get(TensorAllocator &memory, const std::vector<int64_t> &shape,
+      CommType type);
+
+private:
+  std::map<std::tuple<TensorAllocator *, std::vector<int64_t>, CommType>,
+           std::shared_ptr<const Tensor>>
+      made;
+};
+
+/// Whether emulation leaves `op` to its kernel: views, which move no bytes
+/// and whose kernel costs less than any wait.
+bool keepsKernel(mlir::Operation *op);
+
 /// A kernel for `op` that waits `seconds` from the start of its firing and
-/// gives zeros of the op's result types (made now, in `context.tensors`,
-/// which must be host-addressable: a CPU device's).
+/// gives zeros of the op's result types, from `zeros` in the memory the op
+/// writes (the host's for an op marked pc.host). The device must be a CPU
+/// device (kind "cpu" or "cpu-portable").
 absl::StatusOr<Kernel> emulatedKernel(mlir::Operation *op, double seconds,
-                                      BindContext &context);
+                                      BindContext &context, ZeroTensors &zeros);
 
 } // namespace pc::runtime
 

@@ -6,7 +6,6 @@
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
 #include "pipeline/Schedule.h"
-#include "runtime/exec/EmulatedCompute.h"
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -152,14 +151,15 @@ absl::Status RankProgram::build(func::FuncOp f) {
   return absl::OkStatus();
 }
 
-absl::Status RankProgram::emulate(Operation &op,
-                                  KernelRegistry::Bound &bound) const {
-  if (!context.emulated || bound.stream != StreamKind::Compute)
+absl::Status RankProgram::emulate(Operation &op, KernelRegistry::Bound &bound) {
+  if (!context.emulated || bound.stream != StreamKind::Compute ||
+      keepsKernel(&op))
     return absl::OkStatus();
   double seconds = context.emulated->lookup(&op);
   if (seconds < 0)
     return absl::OkStatus(); // not profiled: its kernel runs
-  absl::StatusOr<Kernel> wait = emulatedKernel(&op, seconds, context);
+  absl::StatusOr<Kernel> wait =
+      emulatedKernel(&op, seconds, context, emulatedZeros);
   if (!wait.ok())
     return wait.status();
   bound.kernel = *std::move(wait);

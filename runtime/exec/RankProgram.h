@@ -19,6 +19,7 @@
 
 #include "runtime/actor/ActorRuntime.h"
 #include "runtime/device/HostTensor.h"
+#include "runtime/exec/EmulatedCompute.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/OrderCheck.h"
 
@@ -159,7 +160,7 @@ private:
   absl::Status addOp(mlir::Operation &op, bool hasSchedule);
   /// Under emulated compute, replaces `bound`'s kernel by a wait of `op`'s
   /// profiled time (a compute op's, when the profile has it).
-  absl::Status emulate(mlir::Operation &op, KernelRegistry::Bound &bound) const;
+  absl::Status emulate(mlir::Operation &op, KernelRegistry::Bound &bound);
   /// The loop-carried edges between each parameter's reads and its update.
   void linkParameters();
   /// A pipelined program's order: iteration by iteration, its schedule's
@@ -168,6 +169,8 @@ private:
 
   const KernelRegistry &kernels;
   BindContext &context;
+  /// Emulated ops' results (EmulatedCompute.h).
+  ZeroTensors emulatedZeros;
   ParamStore params;
   int32_t registers;
   actor::ActorGraph graph;

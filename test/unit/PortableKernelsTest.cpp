@@ -734,7 +734,8 @@ TEST_P(PortableKernelsTest, DataMovementIsBitIdentical) {
 // pc.broadcast_to of every kind the CPU kernel copies in its own way: a
 // scalar, whole trailing dims (one copy per row), a broadcast last dim (one
 // fill per row), a broadcast middle dim, a size-1 dim that stays, and no
-// broadcast at all; in every element type (2, 4 and 8 bytes): bit for bit.
+// broadcast at all (a scalar too); in every element type (2, 4 and 8
+// bytes): bit for bit.
 TEST_P(PortableKernelsTest, BroadcastsAreBitIdentical) {
   std::string text = onOneDevice(R"mlir(
     func.func @f(%s: tensor<f32, B>, %r: tensor<4xf32, B>,
@@ -742,7 +743,7 @@ TEST_P(PortableKernelsTest, BroadcastsAreBitIdentical) {
                  %k: tensor<1x3x1xf32, B>, %x: tensor<2x3xf32, B>)
         -> (tensor<2x3xf32>, tensor<5x3x4xf32>, tensor<3x7xf32>,
             tensor<2x2x3x5xf32>, tensor<2x6x4xf32>, tensor<1x3x5xf32>,
-            tensor<4x3x5xf32>, tensor<2x3xf32>) {
+            tensor<4x3x5xf32>, tensor<2x3xf32>, tensor<f32>) {
       %b0 = pc.broadcast_to %s : (tensor<f32, B>) -> tensor<2x3xf32>
       %b1 = pc.broadcast_to %r : (tensor<4xf32, B>) -> tensor<5x3x4xf32>
       %b2 = pc.broadcast_to %c : (tensor<3x1xf32, B>) -> tensor<3x7xf32>
@@ -751,10 +752,11 @@ TEST_P(PortableKernelsTest, BroadcastsAreBitIdentical) {
       %b5 = pc.broadcast_to %k : (tensor<1x3x1xf32, B>) -> tensor<1x3x5xf32>
       %b6 = pc.broadcast_to %k : (tensor<1x3x1xf32, B>) -> tensor<4x3x5xf32>
       %b7 = pc.broadcast_to %x : (tensor<2x3xf32, B>) -> tensor<2x3xf32>
-      return %b0, %b1, %b2, %b3, %b4, %b5, %b6, %b7
+      %b8 = pc.broadcast_to %s : (tensor<f32, B>) -> tensor<f32>
+      return %b0, %b1, %b2, %b3, %b4, %b5, %b6, %b7, %b8
           : tensor<2x3xf32>, tensor<5x3x4xf32>, tensor<3x7xf32>,
             tensor<2x2x3x5xf32>, tensor<2x6x4xf32>, tensor<1x3x5xf32>,
-            tensor<4x3x5xf32>, tensor<2x3xf32>
+            tensor<4x3x5xf32>, tensor<2x3xf32>, tensor<f32>
     }
   )mlir");
   for (const char *t : {"f32", "bf16", "f16", "i32", "i64"}) {

@@ -291,8 +291,9 @@ int main(int argc, char **argv) {
       cl::desc("Run each compute op as a wait of its time from --profile-ops "
                "or --op-profile instead of its kernel; communication and the "
                "schedule run for real, and a wait holds no core: for "
-               "measuring pipelines with more devices than cores. Losses "
-               "and weights are meaningless"),
+               "measuring pipelines with more devices than cores. CPU "
+               "devices only; losses, weights and memory figures are "
+               "meaningless"),
       cl::cat(runCat));
   // Training.
   cl::OptionCategory trainCat("Training (--train)");
@@ -633,6 +634,14 @@ int main(int argc, char **argv) {
         return failAll(opProfilePath + ": " + buffer.getError().message());
       profile = (*buffer)->getBuffer().str();
     }
+    // Every process predicts and emulates with process 0's times, not with
+    // its own profile of the same ops.
+    if (processes > 1) {
+      absl::StatusOr<std::string> shared = world.broadcast(profile);
+      if (!shared.ok())
+        return failAll(std::string(shared.status().message()));
+      profile = *std::move(shared);
+    }
   }
   // Names the profile file in what it got wrong.
   std::string profileSource =
@@ -946,6 +955,8 @@ int main(int argc, char **argv) {
       o["simulated_bubble"] = simulatedIdle;
     // With op times (--profile-ops, --op-profile): the prediction with each
     // action's profiled cost, the stages' imbalance included.
+    // The profile parsed already (--simulate or --emulate-compute fail the
+    // run when it does not), so an error here cannot be the profile's.
     if (!profile.empty())
       if (absl::StatusOr<std::optional<double>> b =
               program->profiledBubble(profile);
