@@ -10,6 +10,7 @@
 
 #include "SessionTestUtil.h"
 #include "api/Program.h"
+#include "dialect/OpProfile.h"
 #include "passes/InitAll.h"
 #include "runtime/exec/CpuExecutor.h"
 #include "runtime/exec/Npy.h"
@@ -23,6 +24,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -334,6 +337,60 @@ TEST(ApiTest, TheApiAndIrTextGiveTheSameResults) {
   ASSERT_EQ(viaText->results.size(), 1u);
   EXPECT_EQ(viaApi->shape, viaText->results[0].shape);
   EXPECT_EQ(viaApi->bytes, viaText->results[0].bytes);
+}
+
+// Session::emulateCompute: the profiled ops wait their time and give zeros;
+// an empty profile brings the kernels back, bit for bit; a malformed
+// profile and a closed session are errors.
+TEST(ApiTest, EmulatedComputeWaitsAndGivesZeros) {
+  Graph g("mlp");
+  buildMlp(g);
+  absl::StatusOr<Program> program = compile(g);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<std::string> profile = program->profileOps(1);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  ASSERT_NE(profile->find("pc.matmul"), std::string::npos) << *profile;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::create(*program);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)->feed("x", someInput()).ok());
+  auto runY = [&]() -> absl::StatusOr<HostTensor> {
+    if (absl::Status st = (*s)->run(); !st.ok())
+      return st;
+    return (*s)->fetch("y");
+  };
+  absl::StatusOr<HostTensor> real = runY();
+  ASSERT_TRUE(real.ok()) << real.status();
+  ASSERT_TRUE(std::any_of(real->bytes.begin(), real->bytes.end(),
+                          [](auto b) { return b != 0; }));
+
+  // Every op 50 ms: the run waits at least that long, and gives zeros.
+  llvm::Expected<pc::OpProfile> times = pc::parseOpProfile(*profile, "test");
+  ASSERT_TRUE(bool(times)) << llvm::toString(times.takeError());
+  for (auto &[key, t] : times->seconds)
+    t = 0.05;
+  ASSERT_TRUE((*s)->emulateCompute(pc::formatOpProfile(*times)).ok());
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<HostTensor> emulated = runY();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_TRUE(emulated.ok()) << emulated.status();
+  EXPECT_GE(seconds, 0.05);
+  EXPECT_EQ(emulated->shape, real->shape);
+  EXPECT_TRUE(std::all_of(emulated->bytes.begin(), emulated->bytes.end(),
+                          [](auto b) { return b == 0; }));
+
+  ASSERT_TRUE((*s)->emulateCompute("").ok());
+  absl::StatusOr<HostTensor> again = runY();
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->bytes, real->bytes);
+
+  absl::Status bad = (*s)->emulateCompute("{\"device\": \"cpu\"}");
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+  EXPECT_NE(bad.message().find("op profile"), std::string::npos) << bad;
+  (*s)->close();
+  EXPECT_EQ((*s)->emulateCompute(*profile).code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(ApiTest, SessionsTrainSaveAndLoad) {
