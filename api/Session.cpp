@@ -7,6 +7,7 @@
 
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
+#include "runtime/exec/EmulatedCompute.h"
 #include "runtime/exec/Input.h"
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
@@ -282,6 +283,12 @@ absl::Status Session::emulateCompute(const std::string &opProfile) {
   llvm::Expected<OpProfile> profile = parseOpProfile(opProfile, "op profile");
   if (!profile)
     return absl::InvalidArgumentError(llvm::toString(profile.takeError()));
+  for (const auto &[key, seconds] : profile->seconds)
+    if (seconds > runtime::kMaxEmulatedWaitSeconds)
+      return absl::InvalidArgumentError(
+          absl::StrCat("op profile: the time of '", key, "' (", seconds,
+                       " s) is longer than an emulated op waits (",
+                       runtime::kMaxEmulatedWaitSeconds, " s)"));
   cpu->setEmulatedCompute(
       std::make_shared<const OpProfile>(*std::move(profile)));
   return absl::OkStatus();

@@ -30,10 +30,6 @@ void tightenTimerSlack() {
 #endif
 }
 
-/// Longer than any kernel: a profile's time past it is a mistake that
-/// would otherwise overflow the clock's arithmetic.
-constexpr double kMaxWaitSeconds = 24 * 3600;
-
 } // namespace
 
 absl::StatusOr<std::shared_ptr<const Tensor>>
@@ -60,9 +56,9 @@ absl::StatusOr<Kernel> emulatedKernel(mlir::Operation *op, double seconds,
   if (kind != "cpu" && kind != kPortableCpuKind)
     return absl::FailedPreconditionError(absl::StrCat(
         "emulated compute runs on CPU devices, not on '", kind, "'"));
-  if (!(seconds >= 0 && seconds <= kMaxWaitSeconds))
+  if (!(seconds >= 0 && seconds <= kMaxEmulatedWaitSeconds))
     return absl::InvalidArgumentError(absl::StrCat("an emulated op waits 0 to ",
-                                                   kMaxWaitSeconds,
+                                                   kMaxEmulatedWaitSeconds,
                                                    " seconds, not ", seconds));
   TensorAllocator &memory = attrs::isHost(op) && context.hostTensors
                                 ? *context.hostTensors

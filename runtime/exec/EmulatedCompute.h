@@ -37,6 +37,10 @@ private:
       made;
 };
 
+/// The longest wait: longer than any kernel. A profile's time past it is
+/// a mistake that would otherwise overflow the clock's arithmetic.
+inline constexpr double kMaxEmulatedWaitSeconds = 24 * 3600;
+
 /// Whether emulation leaves `op` to its kernel: views, which move no bytes
 /// and whose kernel costs less than any wait.
 bool keepsKernel(mlir::Operation *op);
