@@ -7,7 +7,6 @@
 
 #include "runtime/exec/Checkpoint.h"
 #include "runtime/exec/CpuExecutor.h"
-#include "runtime/exec/EmulatedCompute.h"
 #include "runtime/exec/Input.h"
 #include "runtime/exec/Npy.h"
 #include "runtime/exec/Safetensors.h"
@@ -276,22 +275,13 @@ absl::Status Session::injectOverflow(std::set<int64_t> steps) {
 absl::Status Session::emulateCompute(const std::string &opProfile) {
   if (absl::Status s = usable("emulateCompute"); !s.ok())
     return s;
-  if (opProfile.empty()) {
-    cpu->setEmulatedCompute(nullptr);
-    return absl::OkStatus();
-  }
+  if (opProfile.empty())
+    return cpu->setEmulatedCompute(nullptr);
   llvm::Expected<OpProfile> profile = parseOpProfile(opProfile, "op profile");
   if (!profile)
     return absl::InvalidArgumentError(llvm::toString(profile.takeError()));
-  for (const auto &[key, seconds] : profile->seconds)
-    if (seconds > runtime::kMaxEmulatedWaitSeconds)
-      return absl::InvalidArgumentError(
-          absl::StrCat("op profile: the time of '", key, "' (", seconds,
-                       " s) is longer than an emulated op waits (",
-                       runtime::kMaxEmulatedWaitSeconds, " s)"));
-  cpu->setEmulatedCompute(
+  return cpu->setEmulatedCompute(
       std::make_shared<const OpProfile>(*std::move(profile)));
-  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<double>>

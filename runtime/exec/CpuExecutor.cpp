@@ -3,6 +3,7 @@
 #include "runtime/exec/CpuExecutor.h"
 
 #include "boxing/MeshCache.h"
+#include "dialect/OpProfile.h"
 #include "dialect/ParamInit.h"
 #include "dialect/PcOps.h"
 #include "dialect/ProgramAttrs.h"
@@ -10,6 +11,7 @@
 #include "runtime/comm/Launcher.h"
 #include "runtime/comm/Wire.h"
 #include "runtime/device/HostMemory.h"
+#include "runtime/exec/EmulatedCompute.h"
 #include "runtime/exec/RankProgram.h"
 #include "runtime/exec/RunWire.h"
 
@@ -648,9 +650,18 @@ bool CpuSession::isBound(llvm::StringRef graph,
          it->second->generation == world.generation();
 }
 
-void CpuSession::setEmulatedCompute(std::shared_ptr<const OpProfile> profile) {
+absl::Status
+CpuSession::setEmulatedCompute(std::shared_ptr<const OpProfile> profile) {
+  if (profile)
+    for (const auto &[key, seconds] : profile->seconds)
+      if (seconds > kMaxEmulatedWaitSeconds)
+        return absl::InvalidArgumentError(
+            absl::StrCat("op profile: the time of '", key, "' (", seconds,
+                         " s) is longer than an emulated op waits (",
+                         kMaxEmulatedWaitSeconds, " s)"));
   emulated = std::move(profile);
   bound.clear(); // their kernels are the old setting's
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CpuSession::BoundGraph *>

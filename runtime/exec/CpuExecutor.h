@@ -214,7 +214,9 @@ public:
   /// zeros for results; null: kernels again. Communication, parameters and
   /// schedules run for real; the values computed are meaningless. CPU
   /// devices only.
-  void setEmulatedCompute(std::shared_ptr<const OpProfile> profile);
+  /// InvalidArgument, naming the op, when a time is past
+  /// kMaxEmulatedWaitSeconds.
+  absl::Status setEmulatedCompute(std::shared_ptr<const OpProfile> profile);
   /// Runs every rank on the backend of device kind `kind` ("cuda"),
   /// whatever its meshes declare (pc-run --devices cuda:N); empty: the
   /// meshes decide.

@@ -56,10 +56,6 @@ absl::StatusOr<Kernel> emulatedKernel(mlir::Operation *op, double seconds,
   if (kind != "cpu" && kind != kPortableCpuKind)
     return absl::FailedPreconditionError(absl::StrCat(
         "emulated compute runs on CPU devices, not on '", kind, "'"));
-  if (!(seconds >= 0 && seconds <= kMaxEmulatedWaitSeconds))
-    return absl::InvalidArgumentError(absl::StrCat("an emulated op waits 0 to ",
-                                                   kMaxEmulatedWaitSeconds,
-                                                   " seconds, not ", seconds));
   TensorAllocator &memory = attrs::isHost(op) && context.hostTensors
                                 ? *context.hostTensors
                                 : context.tensors;

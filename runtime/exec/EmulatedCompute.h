@@ -45,7 +45,8 @@ inline constexpr double kMaxEmulatedWaitSeconds = 24 * 3600;
 /// and whose kernel costs less than any wait.
 bool keepsKernel(mlir::Operation *op);
 
-/// A kernel for `op` that waits `seconds` from the start of its firing and
+/// A kernel for `op` that waits `seconds` (0 to kMaxEmulatedWaitSeconds,
+/// as CpuSession::setEmulatedCompute admits) from the start of its firing and
 /// gives zeros of the op's result types, from `zeros` in the memory the op
 /// writes (the host's for an op marked pc.host). The device must be a CPU
 /// device (kind "cpu" or "cpu-portable").
