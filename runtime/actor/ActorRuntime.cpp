@@ -367,18 +367,17 @@ public:
     pumpAll();
     std::vector<Message> batch;
     while (true) {
-      while (!local.empty()) {
-        Message m = local.front();
-        local.pop_front();
-        handle(m);
-        pumpAll();
-      }
+      handleLocal();
       if (stopping ? inFlight == 0 : completedFirings == total)
         break;
       bus->drain(batch);
+      // What each message releases is handled before the next message, so
+      // that the firings come in the same order however many messages a
+      // wake-up brings (a stream's Done messages arrive in its order).
       for (const Message &m : batch) {
         handle(m);
         pumpAll();
+        handleLocal();
       }
     }
     if (stopping)
@@ -387,6 +386,16 @@ public:
   }
 
 private:
+  /// Handles the messages the dispatcher sent itself, and what they send.
+  void handleLocal() {
+    while (!local.empty()) {
+      Message m = local.front();
+      local.pop_front();
+      handle(m);
+      pumpAll();
+    }
+  }
+
   double nowUs() const {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now() - options.origin)

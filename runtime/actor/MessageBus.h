@@ -76,7 +76,7 @@ public:
 private:
   std::mutex mu;
   std::condition_variable cv;
-  static constexpr int kSpins = 64;
+  static constexpr int kSpins = 0;
   std::vector<Message> inbox;
   bool waiting = false;
   std::atomic<bool> pending{false};

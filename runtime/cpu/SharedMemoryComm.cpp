@@ -116,6 +116,23 @@ std::vector<int64_t> offsetsOf(std::span<const int64_t> counts) {
   return off;
 }
 
+/// acc = x[k+1] (+) x[k+2] (+) ... (+) x[k-1], where x[j] is the piece
+/// [off, off + len) of member j's buffer: every member's term but member
+/// k's, in the order NCCL's ring reduces piece k, so that acc (+) x[k] has
+/// the ring's bits. `acc` must not overlap any of the terms.
+void foldOthers(void *acc, std::span<const void *const> bufs, int64_t k,
+                int64_t off, int64_t len, CommType type, ReduceKind reduce) {
+  int64_t n = bufs.size();
+  copyBytes(acc, at(bufs[(k + 1) % n], off, type), len * sizeOf(type));
+  for (int64_t t = 2; t < n; ++t)
+    reduceInto(acc, at(bufs[(k + t) % n], off, type), len, type, reduce);
+}
+
+bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return aBytes > 0 && bBytes > 0 && x < y + bBytes && y < x + aBytes;
+}
+
 } // namespace
 
 class SharedMemoryComm final : public Communicator {
@@ -163,19 +180,21 @@ private:
                             std::vector<int64_t> counts,
                             bool sameCounts = true);
   absl::Status finish(Call &call, absl::Status status);
-  /// The ring reduce-scatter of `work` (every member's full buffer) over
-  /// chunks at `off`, in place: member i ends with chunk i reduced.
-  absl::Status ringReduceScatter(Call &call, const std::vector<int64_t> &off,
-                                 CommType type, ReduceKind reduce);
-  /// The ring all-gather in place over pieces at `off` of every member's
-  /// `out` buffer.
-  absl::Status ringAllGather(Call &call, const std::vector<int64_t> &off,
-                             CommType type);
+  /// Counts what the ring moves for a reduce-scatter (`reduce`) or an
+  /// all-gather over pieces at `off`, as member `i`: every piece but one
+  /// comes in, and every piece but another goes out.
+  void countRing(const std::vector<int64_t> &off, int64_t i, CommType type,
+                 bool reduce);
+  /// Copies every other member's piece at `off` of its `out` buffer into
+  /// this member's: all of them have posted it, and none writes it again.
+  void gatherPieces(Call &call, const std::vector<int64_t> &off, CommType type);
 
   SharedMemoryWorld &world;
   int64_t myRank;
   std::map<std::string, int64_t> sequence;
   CommStats counters;
+  // A reduction's partial fold, reused between calls.
+  std::vector<char> scratch;
 };
 
 std::unique_ptr<Communicator> SharedMemoryWorld::endpoint(int64_t rank) {
@@ -186,7 +205,10 @@ void SharedMemoryWorld::abort(absl::Status why) {
   std::lock_guard<std::mutex> lock(mu);
   if (aborted.ok())
     aborted = why.ok() ? absl::AbortedError("aborted") : why;
-  cv.notify_all();
+  for (auto &[key, meeting] : meetings)
+    meeting->cv.notify_all();
+  for (auto &[key, box] : mail)
+    box.cv.notify_all();
 }
 
 std::shared_ptr<SharedMemoryWorld::Meeting>
@@ -209,9 +231,10 @@ absl::Status SharedMemoryWorld::barrier(Meeting &m) {
   if (++m.arrived == m.size) {
     m.arrived = 0;
     ++m.generation;
-    cv.notify_all();
+    m.cv.notify_all();
   } else {
-    cv.wait(lock, [&] { return m.generation != generation || !aborted.ok(); });
+    m.cv.wait(lock,
+              [&] { return m.generation != generation || !aborted.ok(); });
   }
   if (!aborted.ok())
     return releasedByAbort(aborted, "collective");
@@ -275,45 +298,30 @@ absl::Status SharedMemoryComm::finish(Call &call, absl::Status status) {
   return status.ok() ? s : status;
 }
 
-absl::Status
-SharedMemoryComm::ringReduceScatter(Call &call, const std::vector<int64_t> &off,
-                                    CommType type, ReduceKind reduce) {
-  SharedMemoryWorld::Meeting &m = *call.meeting;
-  int64_t n = m.size, i = call.index;
-  for (int64_t s = 0; s + 1 < n; ++s) {
-    int64_t k = ((i - s - 2) % n + n) % n;
-    int64_t len = off[k + 1] - off[k];
-    const void *pred = m.out[(i - 1 + n) % n];
-    reduceInto(at(m.out[i], off[k], type), at(pred, off[k], type), len, type,
-               reduce);
-    counters.bytesReceived += len * sizeOf(type);
-    int64_t sent = ((i + 1 - s - 2) % n + n) % n;
-    counters.bytesSent += (off[sent + 1] - off[sent]) * sizeOf(type);
-    if (absl::Status st = world.barrier(m); !st.ok())
-      return st;
-  }
-  if (reduce == ReduceKind::Avg)
-    divide(at(m.out[i], off[i], type), off[i + 1] - off[i], type, n);
-  return absl::OkStatus();
+void SharedMemoryComm::countRing(const std::vector<int64_t> &off, int64_t i,
+                                 CommType type, bool reduce) {
+  int64_t n = off.size() - 1;
+  if (n < 2)
+    return;
+  auto piece = [&](int64_t k) {
+    return off[(k + n) % n + 1] - off[(k + n) % n];
+  };
+  int64_t total = off.back();
+  // The reduce-scatter brings every piece but the predecessor's and sends
+  // every piece but its own; the all-gather brings every piece but its own
+  // and sends every piece but the successor's.
+  counters.bytesReceived += (total - piece(reduce ? i - 1 : i)) * sizeOf(type);
+  counters.bytesSent += (total - piece(reduce ? i : i + 1)) * sizeOf(type);
 }
 
-absl::Status SharedMemoryComm::ringAllGather(Call &call,
-                                             const std::vector<int64_t> &off,
-                                             CommType type) {
+void SharedMemoryComm::gatherPieces(Call &call, const std::vector<int64_t> &off,
+                                    CommType type) {
   SharedMemoryWorld::Meeting &m = *call.meeting;
-  int64_t n = m.size, i = call.index;
-  for (int64_t s = 0; s + 1 < n; ++s) {
-    int64_t k = ((i - s - 1) % n + n) % n;
-    int64_t len = off[k + 1] - off[k];
-    copyBytes(at(m.out[i], off[k], type),
-              at(m.out[(i - 1 + n) % n], off[k], type), len * sizeOf(type));
-    counters.bytesReceived += len * sizeOf(type);
-    int64_t sent = ((i - s) % n + n) % n;
-    counters.bytesSent += (off[sent + 1] - off[sent]) * sizeOf(type);
-    if (absl::Status st = world.barrier(m); !st.ok())
-      return st;
-  }
-  return absl::OkStatus();
+  for (int64_t j = 0; j < m.size; ++j)
+    if (j != call.index)
+      copyBytes(at(m.out[call.index], off[j], type), at(m.out[j], off[j], type),
+                (off[j + 1] - off[j]) * sizeOf(type));
+  countRing(off, call.index, type, /*reduce=*/false);
 }
 
 absl::Status SharedMemoryComm::allReduce(void *data, int64_t count,
@@ -323,18 +331,28 @@ absl::Status SharedMemoryComm::allReduce(void *data, int64_t count,
   auto call = meet("all_reduce", group, data, data, {count});
   if (!call.ok())
     return call.status();
-  // Even chunks of the flattened buffer, reduced around the ring, then
-  // gathered around it.
-  int64_t n = group.size();
+  // Even chunks of the flattened buffer: member i reduces chunk i of every
+  // buffer into its own (nobody else reads or writes that chunk of it),
+  // then, once all are reduced, copies the others' chunks.
+  SharedMemoryWorld::Meeting &m = *call->meeting;
+  int64_t n = group.size(), i = call->index;
   std::vector<int64_t> chunks;
   for (int64_t k = 0; k < n; ++k)
     chunks.push_back(splitRange(count, n, k).size);
   std::vector<int64_t> off = offsetsOf(chunks);
-  absl::Status s = ringReduceScatter(*call, off, type, reduce);
+  int64_t len = chunks[i];
+  if (n > 1 && len > 0) {
+    std::vector<const void *> bufs(m.out.begin(), m.out.end());
+    scratch.resize(len * sizeOf(type));
+    foldOthers(scratch.data(), bufs, i, off[i], len, type, reduce);
+    reduceInto(at(data, off[i], type), scratch.data(), len, type, reduce);
+  }
+  if (reduce == ReduceKind::Avg)
+    divide(at(data, off[i], type), len, type, n);
+  countRing(off, i, type, /*reduce=*/true);
+  absl::Status s = world.barrier(m);
   if (s.ok())
-    s = world.barrier(*call->meeting);
-  if (s.ok())
-    s = ringAllGather(*call, off, type);
+    gatherPieces(*call, off, type);
   return finish(*call, s);
 }
 
@@ -353,7 +371,8 @@ absl::Status SharedMemoryComm::allGather(const void *in, void *out,
                    std::vector<int64_t>(counts.begin(), counts.end()));
   if (!call.ok())
     return call.status();
-  return finish(*call, ringAllGather(*call, off, type));
+  gatherPieces(*call, off, type);
+  return finish(*call, absl::OkStatus());
 }
 
 absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
@@ -364,18 +383,35 @@ absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
   if (counts.size() != group.size())
     return absl::InvalidArgumentError("reduce_scatter: one count per member");
   std::vector<int64_t> off = offsetsOf(counts);
-  // Work on a copy: the ring reduces in place.
-  std::vector<char> work(static_cast<const char *>(in),
-                         at(in, off.back(), type));
-  auto call = meet("reduce_scatter", group, in, work.data(),
+  auto call = meet("reduce_scatter", group, in, nullptr,
                    std::vector<int64_t>(counts.begin(), counts.end()));
   if (!call.ok())
     return call.status();
-  absl::Status s = ringReduceScatter(*call, off, type, reduce);
-  if (s.ok())
-    copyBytes(out, at(work.data(), off[call->index], type),
-              counts[call->index] * sizeOf(type));
-  return finish(*call, s);
+  // Member i folds piece i of every member's input. The inputs are read by
+  // every member until the last is done, so a piece that would land on one
+  // of them waits in the scratch until then.
+  SharedMemoryWorld::Meeting &m = *call->meeting;
+  int64_t n = group.size(), i = call->index, len = counts[i];
+  int64_t bytes = len * sizeOf(type);
+  bool aliased = overlaps(out, bytes, in, off.back() * sizeOf(type));
+  void *acc = out;
+  if (aliased) {
+    scratch.resize(bytes);
+    acc = scratch.data();
+  }
+  if (n == 1) {
+    copyBytes(acc, at(in, off[i], type), bytes);
+  } else if (len > 0) {
+    foldOthers(acc, m.in, i, off[i], len, type, reduce);
+    reduceInto(acc, at(in, off[i], type), len, type, reduce);
+  }
+  if (reduce == ReduceKind::Avg)
+    divide(acc, len, type, n);
+  countRing(off, i, type, /*reduce=*/true);
+  absl::Status s = finish(*call, absl::OkStatus());
+  if (s.ok() && aliased)
+    copyBytes(out, acc, bytes);
+  return s;
 }
 
 absl::Status
@@ -447,11 +483,14 @@ absl::Status SharedMemoryComm::send(const void *data, int64_t count,
   SharedMemoryWorld::Message msg;
   msg.bytes.assign(static_cast<const char *>(data),
                    static_cast<const char *>(data) + count * sizeOf(type));
+  std::condition_variable *wake;
   {
     std::lock_guard<std::mutex> lock(world.mu);
-    world.mail[{myRank, peer, tag}].push_back(std::move(msg));
+    SharedMemoryWorld::Mailbox &box = world.mail[{myRank, peer, tag}];
+    box.messages.push_back(std::move(msg));
+    wake = &box.cv; // Boxes stay as long as the world.
   }
-  world.cv.notify_all();
+  wake->notify_one();
   if (peer != myRank) // A message to oneself is a local copy.
     counters.bytesSent += count * sizeOf(type);
   ++counters.calls["send"];
@@ -462,12 +501,13 @@ absl::Status SharedMemoryComm::recv(void *data, int64_t count, CommType type,
                                     int64_t peer, int64_t tag) {
   KindBytes attribute(counters, "recv");
   std::unique_lock<std::mutex> lock(world.mu);
-  auto &box = world.mail[{peer, myRank, tag}];
-  world.cv.wait(lock, [&] { return !box.empty() || !world.aborted.ok(); });
-  if (box.empty())
+  SharedMemoryWorld::Mailbox &box = world.mail[{peer, myRank, tag}];
+  box.cv.wait(lock,
+              [&] { return !box.messages.empty() || !world.aborted.ok(); });
+  if (box.messages.empty())
     return releasedByAbort(world.aborted, "recv");
-  SharedMemoryWorld::Message msg = std::move(box.front());
-  box.pop_front();
+  SharedMemoryWorld::Message msg = std::move(box.messages.front());
+  box.messages.pop_front();
   lock.unlock();
   int64_t bytes = count * sizeOf(type);
   if (static_cast<int64_t>(msg.bytes.size()) != bytes)

@@ -1,12 +1,17 @@
 //===- SharedMemoryComm.h - Collectives between CPU devices -----*- C++ -*-===//
 //
 // Collectives between the virtual devices of one process, over shared
-// memory, with the algorithms NCCL uses on a ring: all-gather and
-// reduce-scatter pass pieces around the group in n-1 steps; all-reduce is a
-// reduce-scatter then an all-gather over even chunks of the buffer; all-to-all
-// exchanges pairwise; broadcast copies from the root. Each endpoint counts
-// the bytes it sent and received, which equal the cost model's exact bytes
-// (boxing/CostModel.h).
+// memory. Every member can read every other's buffers, so a collective
+// reads what it needs directly instead of passing pieces around a ring in
+// n-1 steps with a barrier after each: all-gather and reduce-scatter take
+// two barriers (all posted, all done), all-reduce (a reduce-scatter then an
+// all-gather over even chunks of the buffer) three, whatever the group's
+// size; all-to-all exchanges pairwise; broadcast copies from the root.
+// A reduction keeps the ring's order, to the bit: chunk k is folded from
+// member k+1's term, then k+2's, around to k's own last, as NCCL's ring
+// would. Each endpoint counts the bytes that the ring would send and
+// receive for the call (what it moves on MPI or NCCL), which equal the
+// cost model's exact bytes (boxing/CostModel.h).
 //
 // A member that fails outside a collective calls abort(); every member
 // waiting in, or later entering, a collective then returns that error.
@@ -48,6 +53,8 @@ private:
     std::vector<void *> out;
     std::vector<std::vector<int64_t>> counts;
     int64_t arrived = 0, generation = 0, left = 0;
+    // Only this meeting's members wait on it (under the world's mutex).
+    std::condition_variable cv;
   };
 
   std::shared_ptr<Meeting> join(const std::string &key, int64_t size);
@@ -58,12 +65,16 @@ private:
   struct Message {
     std::vector<char> bytes;
   };
+  /// The messages of one (sender, receiver, tag), and its receiver's wait.
+  struct Mailbox {
+    std::deque<Message> messages;
+    std::condition_variable cv;
+  };
 
   int64_t worldSize;
   std::mutex mu;
-  std::condition_variable cv;
   std::map<std::string, std::shared_ptr<Meeting>> meetings;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<Message>> mail;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, Mailbox> mail;
   absl::Status aborted;
 };
 

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -133,6 +135,75 @@ TEST(SharedMemoryComm, AllGatherAndReduceScatterUneven) {
       int64_t prev = counts[(i + n - 1) % n];
       EXPECT_EQ(rsStats[i].bytesReceived - agStats[i].bytesReceived,
                 (n > 1 ? total - prev : 0) * 8);
+    }
+  }
+}
+
+/// Piece [off, off + len) of every member's `terms`, reduced in the order of
+/// NCCL's ring for piece k: member k+1's term first, around to member k's.
+std::vector<float> ringSum(const std::vector<std::vector<float>> &terms,
+                           int64_t k, int64_t off, int64_t len) {
+  int64_t n = terms.size();
+  std::vector<float> acc(terms[(k + 1) % n].begin() + off,
+                         terms[(k + 1) % n].begin() + off + len);
+  for (int64_t t = 2; t <= n; ++t)
+    for (int64_t e = 0; e < len; ++e)
+      acc[e] += terms[(k + t) % n][off + e];
+  return acc;
+}
+
+TEST(SharedMemoryComm, SumsKeepTheRingsOrderToTheBit) {
+  // Terms of very different magnitudes, so that another order of the same
+  // sums gives other bits.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> mantissa(-1, 1);
+  std::uniform_int_distribution<int> exponent(-12, 12);
+  for (const auto &group : groups()) {
+    int64_t n = group.size(), count = 37;
+    std::vector<std::vector<float>> data(n, std::vector<float>(count));
+    for (auto &d : data)
+      for (float &x : d)
+        x = std::ldexp(mantissa(rng), exponent(rng));
+    // Uneven pieces for the reduce-scatter, each reduced in place (its
+    // output inside its input) and out of place.
+    std::vector<int64_t> counts;
+    for (int64_t i = 0; i < n; ++i)
+      counts.push_back(i + 3 == n ? 0 : splitRange(count, n, i).size + i % 2);
+    counts.back() +=
+        count - std::accumulate(counts.begin(), counts.end(), int64_t(0));
+    std::vector<int64_t> off(n + 1, 0);
+    for (int64_t i = 0; i < n; ++i)
+      off[i + 1] = off[i] + counts[i];
+    std::vector<std::vector<float>> reduced = data, inPlace = data,
+                                    scattered(n);
+    SharedMemoryWorld world(6);
+    onGroup(world, group, [&](int64_t i, Communicator &c) {
+      ASSERT_TRUE(c.allReduce(reduced[i].data(), count, CommType::F32,
+                              ReduceKind::Sum, group)
+                      .ok());
+      scattered[i].resize(counts[i]);
+      ASSERT_TRUE(c.reduceScatter(data[i].data(), scattered[i].data(), counts,
+                                  CommType::F32, ReduceKind::Sum, group)
+                      .ok());
+      ASSERT_TRUE(c.reduceScatter(inPlace[i].data(), inPlace[i].data() + off[i],
+                                  counts, CommType::F32, ReduceKind::Sum, group)
+                      .ok());
+    });
+    std::vector<float> expected;
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t at = splitRange(count, n, k).offset;
+      std::vector<float> chunk =
+          ringSum(data, k, at, splitRange(count, n, k).size);
+      expected.insert(expected.end(), chunk.begin(), chunk.end());
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(reduced[i], expected) << "all-reduce, member " << i;
+      std::vector<float> piece = ringSum(data, i, off[i], counts[i]);
+      EXPECT_EQ(scattered[i], piece) << "reduce-scatter, member " << i;
+      EXPECT_EQ(std::vector<float>(inPlace[i].begin() + off[i],
+                                   inPlace[i].begin() + off[i + 1]),
+                piece)
+          << "in-place reduce-scatter, member " << i;
     }
   }
 }
