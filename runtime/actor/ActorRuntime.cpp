@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -314,6 +315,10 @@ struct ActorState {
   std::vector<int64_t> carriedDone; // per carriedFrom: iterations done
   int64_t fired = 0, freed = 0;
   bool queued = false; // its next firing waits in its stream's ready set
+  /// Whether an actor on another stream waits for its Done (a Req, a
+  /// freed register or a loop-carried iteration): that Done wakes the
+  /// dispatcher at once.
+  bool crossStream = false;
 };
 
 /// The first failure of any firing, with the actor that had it; the Done
@@ -350,8 +355,17 @@ public:
       s.carriedDone.assign(s.carriedFrom.size(), 0);
       s.acks.assign(specs[id].registers, 0);
     }
+    for (uint32_t id = 0; id < specs.size(); ++id) {
+      ActorState &s = states[id];
+      for (const auto *peers :
+           {&s.producers, &s.consumers, &s.carriedFrom, &s.carriedTo})
+        for (uint32_t p : *peers)
+          s.crossStream |= !sameStream(id, p);
+    }
     ready.resize(streams.size());
     onStream.assign(streams.size(), 0);
+    unreported =
+        std::make_shared<std::vector<std::atomic<int32_t>>>(streams.size());
     stats.iterationDoneUs.assign(options.iterations, 0);
     doneInIteration.assign(options.iterations, 0);
     if (options.trace)
@@ -568,11 +582,22 @@ private:
         error->note(s);
       return s;
     });
+    // A Done that only a later firing of the same stream would act on does
+    // not wake a sleeping dispatcher while two more firings of this run
+    // are queued behind it: their callbacks run (on a poisoned stream
+    // too), and the last one wakes it, with the stream one firing from
+    // idle. A chain of kernels costs the dispatcher a wake-up per stream
+    // refill, not one per kernel.
+    std::atomic<int32_t> &behind = (*unreported)[spec.stream];
+    behind.fetch_add(1, std::memory_order_relaxed);
     stream.enqueueCallback(
-        [bus = bus, error = error, id, iteration](const absl::Status &s) {
+        [bus = bus, error = error, unreported = unreported, &behind, id,
+         iteration, urgent = states[id].crossStream](const absl::Status &s) {
           if (!s.ok())
             error->note(s);
-          bus->post({iteration, id, id, MessageKind::Done, !s.ok()});
+          int32_t left = behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
+          bus->post({iteration, id, id, MessageKind::Done, !s.ok()},
+                    urgent || !s.ok() || left < kLazyDoneDepth);
         });
     // Consumers on the same stream may start now (sameStream). Their Req
     // goes through `local`, after the pump that called this returns; their
@@ -602,6 +627,10 @@ private:
   // are enqueued and not done.
   std::vector<std::set<std::pair<int64_t, uint32_t>>> ready;
   std::vector<int32_t> onStream;
+  // Per stream: this run's callbacks enqueued and not yet run, counted by
+  // the callbacks themselves (shared: a callback may outlive the run).
+  std::shared_ptr<std::vector<std::atomic<int32_t>>> unreported;
+  static constexpr int32_t kLazyDoneDepth = 2;
   std::vector<uint32_t> toPump; // streams to pump (repeats are harmless)
   bool stopping = false;
   std::vector<int64_t> doneInIteration;

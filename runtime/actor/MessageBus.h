@@ -14,11 +14,9 @@
 #ifndef PC_RUNTIME_ACTOR_MESSAGEBUS_H
 #define PC_RUNTIME_ACTOR_MESSAGEBUS_H
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace pc::runtime::actor {
@@ -44,42 +42,41 @@ static_assert(sizeof(Message) == 24, "messages are fixed-size");
 
 class MessageBus {
 public:
-  /// Posts from any thread.
-  void post(const Message &m) {
-    bool wake;
+  /// Posts from any thread. Without `wake`, a sleeping dispatcher is left
+  /// asleep: the message waits for the next one posted with `wake`, or for
+  /// the dispatcher's next look. The poster must make sure one comes.
+  void post(const Message &m, bool wake = true) {
+    bool notify;
     {
       std::lock_guard<std::mutex> lock(mu);
-      wake = waiting && inbox.empty();
       inbox.push_back(m);
-      pending.store(true, std::memory_order_release);
+      notify = wake && waiting && !woken;
+      woken |= notify;
     }
-    if (wake)
+    if (notify)
       cv.notify_one();
   }
 
   /// Swaps everything posted so far into `out` (cleared first); blocks while
-  /// there is nothing. Only the dispatcher calls it.
+  /// there is nothing. Only the dispatcher calls it. It does not poll first:
+  /// with more threads than cores (CPU devices), each poll is a switch to
+  /// another thread.
   void drain(std::vector<Message> &out) {
     out.clear();
-    // A firing usually finishes within microseconds of the last: poll a
-    // little before sleeping, since a wake-up costs more than that.
-    for (int i = 0; i < kSpins && !pending.load(std::memory_order_acquire); ++i)
-      std::this_thread::yield();
     std::unique_lock<std::mutex> lock(mu);
-    waiting = true;
-    cv.wait(lock, [&] { return !inbox.empty(); });
-    waiting = false;
+    if (inbox.empty()) {
+      waiting = true;
+      cv.wait(lock, [&] { return woken; });
+      waiting = woken = false;
+    }
     out.swap(inbox);
-    pending.store(false, std::memory_order_relaxed);
   }
 
 private:
   std::mutex mu;
   std::condition_variable cv;
-  static constexpr int kSpins = 0;
   std::vector<Message> inbox;
-  bool waiting = false;
-  std::atomic<bool> pending{false};
+  bool waiting = false, woken = false;
 };
 
 } // namespace pc::runtime::actor
