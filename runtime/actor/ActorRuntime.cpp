@@ -582,12 +582,12 @@ private:
         error->note(s);
       return s;
     });
-    // A Done that only a later firing of the same stream would act on does
-    // not wake a sleeping dispatcher while two more firings of this run
-    // are queued behind it: their callbacks run (on a poisoned stream
-    // too), and the last one wakes it, with the stream one firing from
-    // idle. A chain of kernels costs the dispatcher a wake-up per stream
-    // refill, not one per kernel.
+    // A Done that only later firings of the same stream would act on does
+    // not wake a sleeping dispatcher while kLazyDoneDepth more of this
+    // run's firings are queued behind it: their callbacks run (on a
+    // poisoned stream too), and the first of the last few wakes it, so it
+    // refills the stream before the stream runs dry. A chain of kernels
+    // costs a wake-up per refill, not one per kernel.
     std::atomic<int32_t> &behind = (*unreported)[spec.stream];
     behind.fetch_add(1, std::memory_order_relaxed);
     stream.enqueueCallback(
@@ -630,7 +630,7 @@ private:
   // Per stream: this run's callbacks enqueued and not yet run, counted by
   // the callbacks themselves (shared: a callback may outlive the run).
   std::shared_ptr<std::vector<std::atomic<int32_t>>> unreported;
-  static constexpr int32_t kLazyDoneDepth = 2;
+  static constexpr int32_t kLazyDoneDepth = 8;
   std::vector<uint32_t> toPump; // streams to pump (repeats are harmless)
   bool stopping = false;
   std::vector<int64_t> doneInIteration;
