@@ -364,8 +364,7 @@ public:
     }
     ready.resize(streams.size());
     onStream.assign(streams.size(), 0);
-    unreported =
-        std::make_shared<std::vector<std::atomic<int32_t>>>(streams.size());
+    lazy = std::make_shared<std::vector<LazyDone>>(streams.size());
     stats.iterationDoneUs.assign(options.iterations, 0);
     doneInIteration.assign(options.iterations, 0);
     if (options.trace)
@@ -558,6 +557,16 @@ private:
         tryFire(order[cursor].actor);
       tryFire(id);
     }
+    // The rank's next ordered firing waits for room on this stream: its
+    // Dones must make that room at once, since the other streams' ordered
+    // firings (a pipeline's sends) wait behind it.
+    bool cursorWaits = false;
+    if (!stopping && onStream[stream] >= options.streamDepth &&
+        cursor < order.size()) {
+      uint32_t next = order[cursor].actor;
+      cursorWaits = specs[next].stream == stream && states[next].queued;
+    }
+    (*lazy)[stream].cursorWaits.store(cursorWaits, std::memory_order_relaxed);
   }
 
   void fire(uint32_t id) {
@@ -585,19 +594,22 @@ private:
     // A Done that only later firings of the same stream would act on does
     // not wake a sleeping dispatcher while kLazyDoneDepth more of this
     // run's firings are queued behind it: their callbacks run (on a
-    // poisoned stream too), and the first of the last few wakes it, so it
+    // poisoned stream too; no queued task waits for work the dispatcher
+    // has yet to start), and the first of the last few wakes it, so it
     // refills the stream before the stream runs dry. A chain of kernels
     // costs a wake-up per refill, not one per kernel.
-    std::atomic<int32_t> &behind = (*unreported)[spec.stream];
-    behind.fetch_add(1, std::memory_order_relaxed);
+    LazyDone &lazyDone = (*lazy)[spec.stream];
+    lazyDone.behind.fetch_add(1, std::memory_order_relaxed);
     stream.enqueueCallback(
-        [bus = bus, error = error, unreported = unreported, &behind, id,
-         iteration, urgent = states[id].crossStream](const absl::Status &s) {
+        [bus = bus, error = error, lazy = lazy, &lazyDone, id, iteration,
+         urgent = states[id].crossStream](const absl::Status &s) {
           if (!s.ok())
             error->note(s);
-          int32_t left = behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
-          bus->post({iteration, id, id, MessageKind::Done, !s.ok()},
-                    urgent || !s.ok() || left < kLazyDoneDepth);
+          int32_t left =
+              lazyDone.behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
+          bool wake = urgent || !s.ok() || left < kLazyDoneDepth ||
+                      lazyDone.cursorWaits.load(std::memory_order_relaxed);
+          bus->post({iteration, id, id, MessageKind::Done, !s.ok()}, wake);
         });
     // Consumers on the same stream may start now (sameStream). Their Req
     // goes through `local`, after the pump that called this returns; their
@@ -627,9 +639,16 @@ private:
   // are enqueued and not done.
   std::vector<std::set<std::pair<int64_t, uint32_t>>> ready;
   std::vector<int32_t> onStream;
-  // Per stream: this run's callbacks enqueued and not yet run, counted by
-  // the callbacks themselves (shared: a callback may outlive the run).
-  std::shared_ptr<std::vector<std::atomic<int32_t>>> unreported;
+  /// What a stream's callbacks read to tell whether their Done may wait.
+  struct LazyDone {
+    /// This run's firings enqueued on the stream whose callbacks have not
+    /// run yet, counted down by the callbacks themselves.
+    std::atomic<int32_t> behind{0};
+    /// Whether the rank's next ordered firing waits for room on it.
+    std::atomic<bool> cursorWaits{false};
+  };
+  // Per stream; shared, since a callback may outlive the run.
+  std::shared_ptr<std::vector<LazyDone>> lazy;
   static constexpr int32_t kLazyDoneDepth = 8;
   std::vector<uint32_t> toPump; // streams to pump (repeats are harmless)
   bool stopping = false;

@@ -116,16 +116,18 @@ std::vector<int64_t> offsetsOf(std::span<const int64_t> counts) {
   return off;
 }
 
-/// acc = x[k+1] (+) x[k+2] (+) ... (+) x[k-1], where x[j] is the piece
+/// acc = x[k-1] (+) (... (+) (x[k+2] (+) x[k+1])), where x[j] is the piece
 /// [off, off + len) of member j's buffer: every member's term but member
-/// k's, in the order NCCL's ring reduces piece k, so that acc (+) x[k] has
-/// the ring's bits. `acc` must not overlap any of the terms.
+/// k's, as NCCL's ring reduces piece k (each member combines its own term
+/// with the partial result it receives, its own term first: max and min
+/// tell the operands apart), so that x[k] (+) acc has the ring's bits.
+/// `acc` must not overlap any of the terms.
 void foldOthers(void *acc, std::span<const void *const> bufs, int64_t k,
                 int64_t off, int64_t len, CommType type, ReduceKind reduce) {
   int64_t n = bufs.size();
   copyBytes(acc, at(bufs[(k + 1) % n], off, type), len * sizeOf(type));
   for (int64_t t = 2; t < n; ++t)
-    reduceInto(acc, at(bufs[(k + t) % n], off, type), len, type, reduce);
+    reduceOnto(acc, at(bufs[(k + t) % n], off, type), len, type, reduce);
 }
 
 bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
@@ -225,20 +227,29 @@ SharedMemoryWorld::join(const std::string &key, int64_t size) {
   return m;
 }
 
-absl::Status SharedMemoryWorld::barrier(Meeting &m) {
+absl::Status SharedMemoryWorld::barrier(Meeting &m, bool abortable) {
   std::unique_lock<std::mutex> lock(mu);
   int64_t generation = m.generation;
-  if (++m.arrived == m.size) {
-    m.arrived = 0;
-    ++m.generation;
-    m.cv.notify_all();
-  } else {
-    m.cv.wait(lock,
-              [&] { return m.generation != generation || !aborted.ok(); });
+  auto released = [&] { return abortable && !aborted.ok(); };
+  if (!released()) {
+    if (++m.arrived == m.size) {
+      m.arrived = 0;
+      ++m.generation;
+      m.complete = !m.broken;
+      m.cv.notify_all();
+    } else {
+      m.cv.wait(lock, [&] { return m.generation != generation || released(); });
+    }
+    // Everyone arrived, and nobody had been released before: the same
+    // answer for every member.
+    if (m.generation != generation && m.complete)
+      return absl::OkStatus();
   }
-  if (!aborted.ok())
-    return releasedByAbort(aborted, "collective");
-  return absl::OkStatus();
+  // Released before everyone arrived: the members still to come must fail
+  // too, since this one will not go on.
+  if (m.generation == generation)
+    m.broken = true;
+  return releasedByAbort(aborted, "collective");
 }
 
 void SharedMemoryWorld::leave(const std::string &key, Meeting &m) {
@@ -273,7 +284,9 @@ SharedMemoryComm::meet(const char *kind, std::span<const int64_t> group,
     m.counts[call.index] = std::move(counts);
   }
   ++counters.calls[kind];
-  if (absl::Status s = world.barrier(m); !s.ok())
+  // An abort releases the members waiting here; once all are here, every
+  // member goes on to finish(), reading the others' buffers on the way.
+  if (absl::Status s = world.barrier(m, /*abortable=*/true); !s.ok())
     return s;
   // Everyone has posted: check that they agree, the same way on every
   // member, so that all fail together.
@@ -292,8 +305,9 @@ SharedMemoryComm::meet(const char *kind, std::span<const int64_t> group,
 }
 
 absl::Status SharedMemoryComm::finish(Call &call, absl::Status status) {
-  // Nobody may leave while others still read its buffers.
-  absl::Status s = world.barrier(*call.meeting);
+  // Nobody may leave while others still read its buffers, abort or not:
+  // every member is past the meeting, and its work until here is bounded.
+  absl::Status s = world.barrier(*call.meeting, /*abortable=*/false);
   world.leave(call.key, *call.meeting);
   return status.ok() ? s : status;
 }
@@ -350,7 +364,7 @@ absl::Status SharedMemoryComm::allReduce(void *data, int64_t count,
   if (reduce == ReduceKind::Avg)
     divide(at(data, off[i], type), len, type, n);
   countRing(off, i, type, /*reduce=*/true);
-  absl::Status s = world.barrier(m);
+  absl::Status s = world.barrier(m, /*abortable=*/false);
   if (s.ok())
     gatherPieces(*call, off, type);
   return finish(*call, s);
@@ -403,7 +417,7 @@ absl::Status SharedMemoryComm::reduceScatter(const void *in, void *out,
     copyBytes(acc, at(in, off[i], type), bytes);
   } else if (len > 0) {
     foldOthers(acc, m.in, i, off[i], len, type, reduce);
-    reduceInto(acc, at(in, off[i], type), len, type, reduce);
+    reduceOnto(acc, at(in, off[i], type), len, type, reduce);
   }
   if (reduce == ReduceKind::Avg)
     divide(acc, len, type, n);

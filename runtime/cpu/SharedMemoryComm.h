@@ -14,7 +14,9 @@
 // cost model's exact bytes (boxing/CostModel.h).
 //
 // A member that fails outside a collective calls abort(); every member
-// waiting in, or later entering, a collective then returns that error.
+// waiting for the others to arrive at, or later entering, a collective then
+// returns that error. Once all have arrived, the members read each other's
+// buffers, so they finish together whatever happens.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,13 +55,19 @@ private:
     std::vector<void *> out;
     std::vector<std::vector<int64_t>> counts;
     int64_t arrived = 0, generation = 0, left = 0;
+    // A member was released by an abort before everyone arrived; whether
+    // the last barrier completed with everyone.
+    bool broken = false, complete = false;
     // Only this meeting's members wait on it (under the world's mutex).
     std::condition_variable cv;
   };
 
   std::shared_ptr<Meeting> join(const std::string &key, int64_t size);
-  /// Waits until every member of `m` arrived here.
-  absl::Status barrier(Meeting &m);
+  /// Waits until every member of `m` arrived here: OK then, on every
+  /// member alike. An abort releases the waiters of an `abortable` barrier
+  /// (a meeting's first) with its error; past that, members read each
+  /// other's buffers, so they wait for each other regardless.
+  absl::Status barrier(Meeting &m, bool abortable);
   void leave(const std::string &key, Meeting &m);
 
   struct Message {

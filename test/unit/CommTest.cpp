@@ -7,11 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/comm/Reduce.h"
 #include "runtime/cpu/SharedMemoryComm.h"
+#include "runtime/device/HalfFloat.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -139,73 +142,111 @@ TEST(SharedMemoryComm, AllGatherAndReduceScatterUneven) {
   }
 }
 
-/// Piece [off, off + len) of every member's `terms`, reduced in the order of
-/// NCCL's ring for piece k: member k+1's term first, around to member k's.
-std::vector<float> ringSum(const std::vector<std::vector<float>> &terms,
-                           int64_t k, int64_t off, int64_t len) {
-  int64_t n = terms.size();
-  std::vector<float> acc(terms[(k + 1) % n].begin() + off,
-                         terms[(k + 1) % n].begin() + off + len);
-  for (int64_t t = 2; t <= n; ++t)
-    for (int64_t e = 0; e < len; ++e)
-      acc[e] += terms[(k + t) % n][off + e];
-  return acc;
+/// Bytes of `n` elements of `type` per member.
+using Buffers = std::vector<std::vector<char>>;
+
+/// What NCCL's ring makes of `bufs` (in place) over pieces at `off`, as
+/// pc's ring did it step by step before the shared-memory collectives read
+/// each other's buffers: in round s, member i combines its own piece
+/// (i - s - 2) with its predecessor's partial, its own term first. Member i
+/// ends with piece i reduced (an Avg divided).
+void referenceRing(Buffers &bufs, const std::vector<int64_t> &off,
+                   CommType type, ReduceKind kind) {
+  int64_t n = bufs.size(), size = sizeOf(type);
+  for (int64_t s = 0; s + 1 < n; ++s)
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t k = ((i - s - 2) % n + n) % n;
+      reduceInto(bufs[i].data() + off[k] * size,
+                 bufs[(i - 1 + n) % n].data() + off[k] * size,
+                 off[k + 1] - off[k], type, kind);
+    }
+  if (kind == ReduceKind::Avg)
+    for (int64_t i = 0; i < n; ++i)
+      divide(bufs[i].data() + off[i] * size, off[i + 1] - off[i], type, n);
 }
 
-TEST(SharedMemoryComm, SumsKeepTheRingsOrderToTheBit) {
-  // Terms of very different magnitudes, so that another order of the same
-  // sums gives other bits.
-  std::mt19937 rng(3);
+/// Random terms of mixed magnitudes, so that another order of the same
+/// sums gives other bits; with NaNs and zeros of both signs, which max and
+/// min tell apart by the order of their operands.
+Buffers randomTerms(int64_t n, int64_t count, CommType type,
+                    std::mt19937 &rng) {
   std::uniform_real_distribution<float> mantissa(-1, 1);
-  std::uniform_int_distribution<int> exponent(-12, 12);
-  for (const auto &group : groups()) {
-    int64_t n = group.size(), count = 37;
-    std::vector<std::vector<float>> data(n, std::vector<float>(count));
-    for (auto &d : data)
-      for (float &x : d)
-        x = std::ldexp(mantissa(rng), exponent(rng));
-    // Uneven pieces for the reduce-scatter, each reduced in place (its
-    // output inside its input) and out of place.
-    std::vector<int64_t> counts;
-    for (int64_t i = 0; i < n; ++i)
-      counts.push_back(i + 3 == n ? 0 : splitRange(count, n, i).size + i % 2);
-    counts.back() +=
-        count - std::accumulate(counts.begin(), counts.end(), int64_t(0));
-    std::vector<int64_t> off(n + 1, 0);
-    for (int64_t i = 0; i < n; ++i)
-      off[i + 1] = off[i] + counts[i];
-    std::vector<std::vector<float>> reduced = data, inPlace = data,
-                                    scattered(n);
-    SharedMemoryWorld world(6);
-    onGroup(world, group, [&](int64_t i, Communicator &c) {
-      ASSERT_TRUE(c.allReduce(reduced[i].data(), count, CommType::F32,
-                              ReduceKind::Sum, group)
-                      .ok());
-      scattered[i].resize(counts[i]);
-      ASSERT_TRUE(c.reduceScatter(data[i].data(), scattered[i].data(), counts,
-                                  CommType::F32, ReduceKind::Sum, group)
-                      .ok());
-      ASSERT_TRUE(c.reduceScatter(inPlace[i].data(), inPlace[i].data() + off[i],
-                                  counts, CommType::F32, ReduceKind::Sum, group)
-                      .ok());
-    });
-    std::vector<float> expected;
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t at = splitRange(count, n, k).offset;
-      std::vector<float> chunk =
-          ringSum(data, k, at, splitRange(count, n, k).size);
-      expected.insert(expected.end(), chunk.begin(), chunk.end());
+  std::uniform_int_distribution<int> exponent(-8, 8), special(0, 9);
+  Buffers out(n, std::vector<char>(count * sizeOf(type)));
+  for (auto &b : out)
+    for (int64_t e = 0; e < count; ++e) {
+      int which = special(rng);
+      float x = which == 0   ? std::nanf("")
+                : which == 1 ? 0.0f
+                : which == 2 ? -0.0f
+                             : std::ldexp(mantissa(rng), exponent(rng));
+      if (type == CommType::F32) {
+        std::memcpy(b.data() + 4 * e, &x, 4);
+      } else {
+        uint16_t h = floatToF16(x);
+        std::memcpy(b.data() + 2 * e, &h, 2);
+      }
     }
-    for (int64_t i = 0; i < n; ++i) {
-      EXPECT_EQ(reduced[i], expected) << "all-reduce, member " << i;
-      std::vector<float> piece = ringSum(data, i, off[i], counts[i]);
-      EXPECT_EQ(scattered[i], piece) << "reduce-scatter, member " << i;
-      EXPECT_EQ(std::vector<float>(inPlace[i].begin() + off[i],
-                                   inPlace[i].begin() + off[i + 1]),
-                piece)
-          << "in-place reduce-scatter, member " << i;
-    }
-  }
+  return out;
+}
+
+TEST(SharedMemoryComm, ReductionsKeepTheRingsOrderToTheBit) {
+  std::mt19937 rng(3);
+  for (const auto &group : groups())
+    for (CommType type : {CommType::F32, CommType::F16})
+      for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min,
+                              ReduceKind::Avg}) {
+        int64_t n = group.size(), count = 37, size = sizeOf(type);
+        Buffers data = randomTerms(n, count, type, rng);
+        // Uneven pieces for the reduce-scatter, one of them empty.
+        std::vector<int64_t> counts;
+        for (int64_t i = 0; i < n; ++i)
+          counts.push_back(
+              n > 2 && i == 1 ? 0 : splitRange(count, n, i).size + i % 2);
+        counts.back() +=
+            count - std::accumulate(counts.begin(), counts.end(), int64_t(0));
+        std::vector<int64_t> off(n + 1, 0), even(n + 1, 0);
+        for (int64_t i = 0; i < n; ++i) {
+          off[i + 1] = off[i] + counts[i];
+          even[i + 1] = even[i] + splitRange(count, n, i).size;
+        }
+        Buffers reduced = data, inPlace = data, scattered(n);
+        SharedMemoryWorld world(6);
+        onGroup(world, group, [&](int64_t i, Communicator &c) {
+          ASSERT_TRUE(
+              c.allReduce(reduced[i].data(), count, type, kind, group).ok());
+          scattered[i].resize(counts[i] * size);
+          ASSERT_TRUE(c.reduceScatter(data[i].data(), scattered[i].data(),
+                                      counts, type, kind, group)
+                          .ok());
+          // Its output inside its input.
+          ASSERT_TRUE(c.reduceScatter(inPlace[i].data(),
+                                      inPlace[i].data() + off[i] * size, counts,
+                                      type, kind, group)
+                          .ok());
+        });
+        // The all-reduce: the ring's reduce-scatter over even chunks, then
+        // every member holds every reduced chunk.
+        Buffers ring = data;
+        referenceRing(ring, even, type, kind);
+        std::vector<char> expected(count * size);
+        for (int64_t k = 0; k < n; ++k)
+          std::memcpy(expected.data() + even[k] * size,
+                      ring[k].data() + even[k] * size,
+                      (even[k + 1] - even[k]) * size);
+        Buffers pieces = data;
+        referenceRing(pieces, off, type, kind);
+        for (int64_t i = 0; i < n; ++i) {
+          EXPECT_EQ(reduced[i], expected) << "all-reduce, member " << i;
+          std::vector<char> piece(pieces[i].begin() + off[i] * size,
+                                  pieces[i].begin() + off[i + 1] * size);
+          EXPECT_EQ(scattered[i], piece) << "reduce-scatter, member " << i;
+          EXPECT_EQ(std::vector<char>(inPlace[i].begin() + off[i] * size,
+                                      inPlace[i].begin() + off[i + 1] * size),
+                    piece)
+              << "in-place reduce-scatter, member " << i;
+        }
+      }
 }
 
 TEST(SharedMemoryComm, AllToAllBroadcastAndPointToPoint) {
