@@ -557,16 +557,6 @@ private:
         tryFire(order[cursor].actor);
       tryFire(id);
     }
-    // The rank's next ordered firing waits for room on this stream: its
-    // Dones must make that room at once, since the other streams' ordered
-    // firings (a pipeline's sends) wait behind it.
-    bool cursorWaits = false;
-    if (!stopping && onStream[stream] >= options.streamDepth &&
-        cursor < order.size()) {
-      uint32_t next = order[cursor].actor;
-      cursorWaits = specs[next].stream == stream && states[next].queued;
-    }
-    (*lazy)[stream].cursorWaits.store(cursorWaits, std::memory_order_relaxed);
   }
 
   void fire(uint32_t id) {
@@ -607,8 +597,7 @@ private:
             error->note(s);
           int32_t left =
               lazyDone.behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
-          bool wake = urgent || !s.ok() || left < kLazyDoneDepth ||
-                      lazyDone.cursorWaits.load(std::memory_order_relaxed);
+          bool wake = urgent || !s.ok() || left < kLazyDoneDepth;
           bus->post({iteration, id, id, MessageKind::Done, !s.ok()}, wake);
         });
     // Consumers on the same stream may start now (sameStream). Their Req
@@ -644,8 +633,6 @@ private:
     /// This run's firings enqueued on the stream whose callbacks have not
     /// run yet, counted down by the callbacks themselves.
     std::atomic<int32_t> behind{0};
-    /// Whether the rank's next ordered firing waits for room on it.
-    std::atomic<bool> cursorWaits{false};
   };
   // Per stream; shared, since a callback may outlive the run.
   std::shared_ptr<std::vector<LazyDone>> lazy;
