@@ -366,6 +366,7 @@ public:
     onStream.assign(streams.size(), 0);
     lazy = std::make_shared<std::vector<LazyDone>>(streams.size());
     stats.iterationDoneUs.assign(options.iterations, 0);
+    lastEndUs.assign(options.iterations, 0);
     doneInIteration.assign(options.iterations, 0);
     if (options.trace)
       stats.events.resize(streams.size());
@@ -409,6 +410,14 @@ private:
     }
   }
 
+  /// When a Done's firing ended (µs from the origin): its stamp keeps the
+  /// low 32 bits, and it was posted less than 71 minutes ago.
+  double endOf(const Message &m) const {
+    double now = nowUs();
+    uint32_t age = static_cast<uint32_t>(static_cast<int64_t>(now)) - m.endUs;
+    return now - double(age);
+  }
+
   double nowUs() const {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now() - options.origin)
@@ -432,8 +441,9 @@ private:
         return;
       }
       ++completedFirings;
+      lastEndUs[m.iteration] = std::max(lastEndUs[m.iteration], endOf(m));
       if (++doneInIteration[m.iteration] == static_cast<int64_t>(specs.size()))
-        stats.iterationDoneUs[m.iteration] = nowUs();
+        stats.iterationDoneUs[m.iteration] = lastEndUs[m.iteration];
       for (uint32_t c : s.consumers)
         if (!sameStream(m.dst, c))
           local.push_back({m.iteration, c, m.dst, MessageKind::Req, false});
@@ -590,16 +600,20 @@ private:
     // costs a wake-up per refill, not one per kernel.
     LazyDone &lazyDone = (*lazy)[spec.stream];
     lazyDone.behind.fetch_add(1, std::memory_order_relaxed);
-    stream.enqueueCallback(
-        [bus = bus, error = error, lazy = lazy, &lazyDone, id, iteration,
-         urgent = states[id].crossStream](const absl::Status &s) {
-          if (!s.ok())
-            error->note(s);
-          int32_t left =
-              lazyDone.behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
-          bool wake = urgent || !s.ok() || left < kLazyDoneDepth;
-          bus->post({iteration, id, id, MessageKind::Done, !s.ok()}, wake);
-        });
+    stream.enqueueCallback([bus = bus, error = error, lazy = lazy, &lazyDone,
+                            id, iteration, urgent = states[id].crossStream,
+                            origin = options.origin](const absl::Status &s) {
+      if (!s.ok())
+        error->note(s);
+      auto endUs = static_cast<uint32_t>(
+          static_cast<int64_t>(std::chrono::duration<double, std::micro>(
+                                   std::chrono::steady_clock::now() - origin)
+                                   .count()));
+      int32_t left =
+          lazyDone.behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
+      bool wake = urgent || !s.ok() || left < kLazyDoneDepth;
+      bus->post({iteration, id, id, MessageKind::Done, !s.ok(), endUs}, wake);
+    });
     // Consumers on the same stream may start now (sameStream). Their Req
     // goes through `local`, after the pump that called this returns; their
     // Acks still wait for their own Done, so registers free as before.
@@ -640,6 +654,7 @@ private:
   std::vector<uint32_t> toPump; // streams to pump (repeats are harmless)
   bool stopping = false;
   std::vector<int64_t> doneInIteration;
+  std::vector<double> lastEndUs; // per iteration: its latest Done's end
   RunStats stats;
 };
 

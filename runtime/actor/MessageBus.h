@@ -37,6 +37,9 @@ struct Message {
   uint32_t src; // the actor it is from (dst itself for Done)
   MessageKind kind;
   bool failed;
+  /// Done: when the firing ended, in µs from the run's origin modulo 2^32
+  /// (its handler may come much later: a lazy Done waits for a refill).
+  uint32_t endUs = 0;
 };
 static_assert(sizeof(Message) == 24, "messages are fixed-size");
 

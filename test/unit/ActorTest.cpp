@@ -369,6 +369,37 @@ TEST(ActorTest, AConsumerOnItsProducersStreamIsEnqueuedBeforeItFinishes) {
   EXPECT_FALSE(otherEarly);
 }
 
+TEST(ActorTest, AStepEndsWhenItsLastFiringDoesNotWhenItIsHeard) {
+  // A chain of 12 firings of 5 ms on one stream, two iterations: the
+  // second's 12 firings are queued behind the first's last, whose Done
+  // does not wake the dispatcher (it is heard 5 firings later, with 7
+  // left). The iteration still ends when that firing did.
+  CpuStream s0("compute");
+  Stream *streams[] = {&s0};
+  ActorGraph g;
+  for (uint32_t i = 0; i < 12; ++i)
+    g.add({"link", 0,
+           i ? std::vector<uint32_t>{i - 1} : std::vector<uint32_t>{}, 2, false,
+           [](int64_t) {
+             std::this_thread::sleep_for(std::chrono::milliseconds(5));
+             return absl::OkStatus();
+           },
+           // The second iteration starts after the first's last link.
+           i ? std::vector<uint32_t>{} : std::vector<uint32_t>{11}});
+  RunOptions options;
+  options.iterations = 2;
+  options.trace = true;
+  absl::StatusOr<RunStats> stats = run(g, streams, options);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  double lastEnd = 0;
+  for (const FiringEvent &e : stats->events[0])
+    if (e.iteration == 0)
+      lastEnd = std::max(lastEnd, e.startUs + e.durationUs);
+  // Heard late, it would be at least 4 firings (20 ms) later.
+  EXPECT_GE(stats->iterationDoneUs[0], lastEnd - 1);
+  EXPECT_LT(stats->iterationDoneUs[0], lastEnd + 12000);
+}
+
 TEST(ActorTest, OrderedActorsFireInGraphOrder) {
   // The second ordered actor is ready first, but must wait for its turn.
   CpuStream compute("compute"), comm("comm");
