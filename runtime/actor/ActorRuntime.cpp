@@ -354,9 +354,6 @@ public:
       s.carriedTo = std::move(links.carriedTo[id]);
       s.carriedDone.assign(s.carriedFrom.size(), 0);
       s.acks.assign(specs[id].registers, 0);
-    }
-    for (uint32_t id = 0; id < specs.size(); ++id) {
-      ActorState &s = states[id];
       for (const auto *peers :
            {&s.producers, &s.consumers, &s.carriedFrom, &s.carriedTo})
         for (uint32_t p : *peers)
@@ -364,7 +361,8 @@ public:
     }
     ready.resize(streams.size());
     onStream.assign(streams.size(), 0);
-    lazy = std::make_shared<std::vector<LazyDone>>(streams.size());
+    unreported =
+        std::make_shared<std::vector<std::atomic<int32_t>>>(streams.size());
     stats.iterationDoneUs.assign(options.iterations, 0);
     lastEndUs.assign(options.iterations, 0);
     doneInIteration.assign(options.iterations, 0);
@@ -598,10 +596,11 @@ private:
     // has yet to start), and the first of the last few wakes it, so it
     // refills the stream before the stream runs dry. A chain of kernels
     // costs a wake-up per refill, not one per kernel.
-    LazyDone &lazyDone = (*lazy)[spec.stream];
-    lazyDone.behind.fetch_add(1, std::memory_order_relaxed);
-    stream.enqueueCallback([bus = bus, error = error, lazy = lazy, &lazyDone,
-                            id, iteration, urgent = states[id].crossStream,
+    std::atomic<int32_t> &behind = (*unreported)[spec.stream];
+    behind.fetch_add(1, std::memory_order_relaxed);
+    stream.enqueueCallback([bus = bus, error = error, unreported = unreported,
+                            &behind, id, iteration,
+                            urgent = states[id].crossStream,
                             origin = options.origin](const absl::Status &s) {
       if (!s.ok())
         error->note(s);
@@ -609,8 +608,7 @@ private:
           static_cast<int64_t>(std::chrono::duration<double, std::micro>(
                                    std::chrono::steady_clock::now() - origin)
                                    .count()));
-      int32_t left =
-          lazyDone.behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
+      int32_t left = behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
       bool wake = urgent || !s.ok() || left < kLazyDoneDepth;
       bus->post({iteration, id, id, MessageKind::Done, !s.ok(), endUs}, wake);
     });
@@ -642,14 +640,10 @@ private:
   // are enqueued and not done.
   std::vector<std::set<std::pair<int64_t, uint32_t>>> ready;
   std::vector<int32_t> onStream;
-  /// What a stream's callbacks read to tell whether their Done may wait.
-  struct LazyDone {
-    /// This run's firings enqueued on the stream whose callbacks have not
-    /// run yet, counted down by the callbacks themselves.
-    std::atomic<int32_t> behind{0};
-  };
-  // Per stream; shared, since a callback may outlive the run.
-  std::shared_ptr<std::vector<LazyDone>> lazy;
+  // Per stream: this run's firings enqueued on it whose callbacks have not
+  // run yet, counted down by the callbacks themselves (shared: a callback
+  // may outlive the run).
+  std::shared_ptr<std::vector<std::atomic<int32_t>>> unreported;
   static constexpr int32_t kLazyDoneDepth = 8;
   std::vector<uint32_t> toPump; // streams to pump (repeats are harmless)
   bool stopping = false;

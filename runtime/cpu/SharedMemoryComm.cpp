@@ -356,9 +356,9 @@ absl::Status SharedMemoryComm::allReduce(void *data, int64_t count,
   std::vector<int64_t> off = offsetsOf(chunks);
   int64_t len = chunks[i];
   if (n > 1 && len > 0) {
-    std::vector<const void *> bufs(m.out.begin(), m.out.end());
+    // In place: every member posted its buffer as its input and output.
     scratch.resize(len * sizeOf(type));
-    foldOthers(scratch.data(), bufs, i, off[i], len, type, reduce);
+    foldOthers(scratch.data(), m.in, i, off[i], len, type, reduce);
     reduceInto(at(data, off[i], type), scratch.data(), len, type, reduce);
   }
   if (reduce == ReduceKind::Avg)
