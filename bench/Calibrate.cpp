@@ -1,6 +1,6 @@
 //===- Calibrate.cpp - A cluster spec for this machine's CPU devices ------===//
 //
-//   build/bench/pc-bench-calibrate [--devices N] >
+//   build/bench/pc-bench-calibrate [--devices N] [--verbose] >
 //   planner/clusters/cpu-virtual.json
 //
 // Measures what the planner's cost model needs for N CPU virtual devices
@@ -9,17 +9,22 @@
 // bandwidth (memcpy), on one device alone; how many devices the host's
 // cores run at once at those rates (concurrent_devices: the simulator
 // shares the cores among the busy ones); and, with every device taking
-// part: what the runtime adds to a kernel at each firing (a chain of 256
-// tiny ops compiled and run by the actor runtime, less the kernel's own
-// time as pc-run --profile-ops measures it), the shared-memory
-// communicator's all-reduce bandwidth (direct calls) and latency (a
-// compiled chain of tiny all-reduces, as the runtime fires them: the
-// members meet from their own streams; with 4 or more devices, parted
-// into a latency per call and one per ring step by the same chain over
-// pairs of devices), a pipeline hop's latency (a token per device passed
-// around a ring of one-device meshes), and the share of the cores a
-// collective's members hold through its latency (latency_busy: fitted with
-// pc-simulate to a data-parallel backward in miniature).
+// part, each in wall time and in seconds of the host's cores (the
+// process's CPU time): what the runtime adds to a kernel at each firing
+// (a chain of 256 tiny ops compiled and run by the actor runtime, less the
+// kernel's own time as pc-run --profile-ops measures it) and the share of
+// the cores that chain kept busy (efficiency.shared_cores), the
+// shared-memory communicator's all-reduce bandwidth (direct calls) and
+// latency (a compiled chain of tiny all-reduces, as the runtime fires
+// them: the members meet from their own streams; with 4 or more devices,
+// parted into a latency per call and one per ring step by the same chain
+// over pairs of devices) and the share of the cores a member holds through
+// that latency (latency_busy: the chain's seconds of the cores per member
+// over it), and a pipeline hop (a token per device passed around a ring of
+// one-device meshes): with more devices than cores, its seconds of the
+// cores (p2p_work) and the wait beyond them (p2p_latency, fitted with
+// pc-simulate to the ring's time). --verbose prints the seconds of the
+// cores each measurement took to stderr.
 // Writes the cluster spec (docs/planning.md) to stdout. The measured
 // matmul rate is the spec's peak, so its matmul efficiency is 1.
 //
@@ -37,6 +42,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <thread>
@@ -53,6 +59,18 @@ double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+/// The seconds of the host's cores this process has used, all its threads.
+double cpuNow() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 /// Runs `work(device)` on every device at once; the slowest device's time,
@@ -81,7 +99,8 @@ double concurrently(int devices, int rounds,
 /// devices, compiled and run by the actor runtime; its one argument is a
 /// vector of 8 floats per device.
 absl::StatusOr<double> timeChain(const std::string &src, int devices,
-                                 int threads, std::vector<int64_t> shape = {}) {
+                                 int threads, std::vector<int64_t> shape = {},
+                                 double *cpu = nullptr) {
   if (shape.empty())
     shape = {8 * devices};
   absl::StatusOr<pc::api::Program> program =
@@ -102,16 +121,17 @@ absl::StatusOr<double> timeChain(const std::string &src, int devices,
     return s;
   // The median run, as the bench takes the median step: what a run meets
   // of the other devices' scheduling is part of what it costs.
-  std::vector<double> runs;
+  std::vector<double> runs, cpus;
   for (int r = 0; r < 25; ++r) {
-    double t0 = now();
+    double t0 = now(), c0 = cpuNow();
     if (absl::Status s = (*session)->run(); !s.ok())
       return s;
     runs.push_back(now() - t0);
+    cpus.push_back(cpuNow() - c0);
   }
-  std::nth_element(runs.begin(), runs.begin() + runs.size() / 2, runs.end());
-  double median = runs[runs.size() / 2];
-  return median;
+  if (cpu)
+    *cpu = median(cpus);
+  return median(runs);
 }
 
 /// A chain of `links` on every device: each link is `body` (with $IN and
@@ -143,10 +163,13 @@ std::string chain(int devices, int links, const std::string &body) {
 /// With `kernel`, also the time of the exponential's kernel alone, as
 /// pc-run --profile-ops times it: the rest is the firing's.
 absl::StatusOr<double> opLatency(int devices, int threads,
-                                 double *kernel = nullptr) {
+                                 double *kernel = nullptr,
+                                 double *cpu = nullptr) {
   const int ops = 256;
   std::string src = chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n");
-  absl::StatusOr<double> t = timeChain(src, devices, threads);
+  absl::StatusOr<double> t = timeChain(src, devices, threads, {}, cpu);
+  if (cpu)
+    *cpu /= double(ops) * devices;
   if (!t.ok())
     return t;
   if (kernel) {
@@ -174,8 +197,8 @@ absl::StatusOr<double> opLatency(int devices, int threads,
 /// a chain of 128 links, each a sum over the split dim (partial), its
 /// all-reduce, and an add; less the two ops' own cost (`opCost`, as every
 /// device runs them at once).
-absl::StatusOr<double> allReduceLatency(int devices, int threads,
-                                        double opCost) {
+absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
+                                        double *cpu = nullptr) {
   const int links = 128;
   std::string body =
       "  %s$I = pc.reduce_sum $IN {axes = array<i64: 0>, keepdim} : ($T) -> "
@@ -185,9 +208,11 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads,
       "  $OUT = pc.add $IN, %b$I : ($T, tensor<1xf32, #pc.sbp<@m, [B]>>) -> "
       "$T\n";
   absl::StatusOr<double> t =
-      timeChain(chain(devices, links, body), devices, threads);
+      timeChain(chain(devices, links, body), devices, threads, {}, cpu);
   if (!t.ok())
     return t;
+  if (cpu)
+    *cpu /= double(links) * devices;
   return std::max(0.0, *t / links - 2 * opCost);
 }
 
@@ -196,7 +221,8 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads,
 /// it parts a collective's latency into a fixed cost per call and a cost
 /// per step of its ring.
 absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
-                                            double opCost) {
+                                            double opCost,
+                                            double *cpu = nullptr) {
   const int links = 128, rows = devices / 2;
   std::string t =
       "tensor<" + std::to_string(rows) + "x16xf32, #pc.sbp<@m, [S(0), S(1)]>>";
@@ -218,20 +244,20 @@ absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
     prev = "%a" + k;
   }
   src += "  return " + prev + " : " + t + "\n}\n";
-  absl::StatusOr<double> time = timeChain(src, devices, threads, {rows, 16});
+  absl::StatusOr<double> time =
+      timeChain(src, devices, threads, {rows, 16}, cpu);
   if (!time.ok())
     return time;
+  if (cpu)
+    *cpu /= double(links) * devices;
   return std::max(0.0, *time / links - 2 * opCost);
 }
 
 /// A pipeline's hop as the actor runtime runs it, with every device busy:
 /// `devices` tokens circulate at once through a ring of one-device meshes,
-/// each link a transfer to the next device and an exponential there. The
-/// time of a link less the exponential's (`opCost`, as every device runs
-/// them at once): a send, its receive, and the hand-offs between the
-/// devices' streams.
-absl::StatusOr<double> hopLatency(int devices, int threads, double opCost) {
-  const int links = 64;
+/// each of `links` links a transfer to the next device and an exponential
+/// there.
+std::string hopRing(int devices, int links) {
   auto type = [](int mesh) {
     return "tensor<8xf32, #pc.sbp<@m" + std::to_string(mesh) + ", [B]>>";
   };
@@ -266,10 +292,26 @@ absl::StatusOr<double> hopLatency(int devices, int threads, double opCost) {
     outs += (c ? ", " : "") + prev;
     outTypes += (c ? ", " : "") + type((c + links) % devices);
   }
-  src += "  return " + outs + " : " + outTypes + "\n}\n";
-  absl::StatusOr<double> t = timeChain(src, devices, threads);
+  return src + "  return " + outs + " : " + outTypes + "\n}\n";
+}
+
+/// The time of a link of hopRing (a send, its receive, and the hand-offs
+/// between the devices' streams), less the exponential's (`opCost`, as
+/// every device runs them at once). With `ring`, also the ring's source
+/// and its measured time; with `cpu`, the seconds of the host's cores a
+/// link takes per token.
+absl::StatusOr<double> hopLatency(int devices, int threads, double opCost,
+                                  double *cpu = nullptr,
+                                  std::pair<std::string, double> *ring = {}) {
+  const int links = 64;
+  std::string src = hopRing(devices, links);
+  absl::StatusOr<double> t = timeChain(src, devices, threads, {}, cpu);
   if (!t.ok())
     return t;
+  if (cpu)
+    *cpu /= double(links) * devices;
+  if (ring)
+    *ring = {src, *t};
   return std::max(0.0, *t / links - opCost);
 }
 
@@ -285,8 +327,8 @@ bool failed(const absl::Status &s) {
 struct Figures {
   int devices = 1, threads = 1, concurrent = 1;
   double flops = 0, memory = 0, bandwidth = 0;
-  double beta = 0, alpha = 0, call = 0, p2p = 0, firing = 0;
-  double latencyBusy = 1;
+  double beta = 0, alpha = 0, call = 0, p2p = 0, p2pWork = 0, firing = 0;
+  double latencyBusy = 1, coreEfficiency = 1;
 
   std::string json() const {
     std::string out;
@@ -312,14 +354,18 @@ struct Figures {
         add(", \"call_latency\": %.4g", call);
       if (p2p > 0)
         add(", \"p2p_latency\": %.4g", p2p);
+      if (p2pWork > 0)
+        add(", \"p2p_work\": %.4g", p2pWork);
       if (latencyBusy < 1)
         add(", \"latency_busy\": %.3g", latencyBusy);
       out += "},\n";
     }
     add("  \"efficiency\": {\n    \"matmul\": 1,\n    \"memory\": 1,\n"
-        "    \"collective\": 1,\n    \"kernel_latency\": %.4g,\n"
-        "    \"usable_memory\": 0.8\n  }\n}\n",
+        "    \"collective\": 1,\n    \"kernel_latency\": %.4g,\n",
         firing);
+    if (coreEfficiency < 1)
+      add("    \"shared_cores\": %.3g,\n", coreEfficiency);
+    out += "    \"usable_memory\": 0.8\n  }\n}\n";
     return out;
   }
 };
@@ -356,40 +402,6 @@ absl::StatusOr<double> simulated(const std::string &src, const Figures &figures,
   return step;
 }
 
-/// A data-parallel backward in miniature, on every device: a chain of
-/// exponentials (the backward), every `between` of them a value reduced
-/// over the devices (a gradient: a sum over the split dim, then its
-/// all-reduce), and the reduced values added up once the chain is done
-/// (the optimizer). The all-reduces overlap the rest of the chain.
-std::string backwardGraph(int devices, int grads, int between) {
-  std::string t =
-      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
-  std::string p = "tensor<1xf32, #pc.sbp<@m, [P]>>",
-              b = "tensor<1xf32, #pc.sbp<@m, [B]>>";
-  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
-                    "]>\nfunc.func @chain(%x: " + t + ") -> " + t + " {\n";
-  std::string prev = "%x";
-  int n = 0;
-  for (int g = 0; g < grads; ++g) {
-    for (int e = 0; e < between; ++e, ++n) {
-      std::string y = "%y" + std::to_string(n);
-      src += "  " + y + " = pc.exp " + prev + " : (" + t + ") -> " + t + "\n";
-      prev = y;
-    }
-    std::string k = std::to_string(g);
-    src += "  %s" + k + " = pc.reduce_sum " + prev +
-           " {axes = array<i64: 0>, keepdim} : (" + t + ") -> " + p + "\n";
-    src += "  %b" + k + " = pc.to_sbp %s" + k + " : (" + p + ") -> " + b + "\n";
-  }
-  for (int g = 0; g < grads; ++g) {
-    std::string k = std::to_string(g), a = "%a" + k;
-    src += "  " + a + " = pc.add " + prev + ", %b" + k + " : (" + t + ", " + b +
-           ") -> " + t + "\n";
-    prev = a;
-  }
-  return src + "  return " + prev + " : " + t + "\n}\n";
-}
-
 /// The value of `field` in [lo, hi] at which pc-simulate predicts
 /// `measured` for `src`, by bisection: the prediction grows with it. The
 /// ops are profiled once, so that every step of it sees the same times.
@@ -412,33 +424,20 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
   return (lo + hi) / 2;
 }
 
-/// How much of an all-reduce's latency keeps its members' cores
-/// (latency_busy): the fraction at which pc-simulate predicts the measured
-/// time of backwardGraph. Its exponentials between two gradients take
-/// about half an all-reduce's latency: the devices' compute fills the
-/// cores the all-reduces leave, as a backward's does.
-absl::StatusOr<double> latencyBusy(const Figures &figures, double opCost,
-                                   double allReduce) {
-  const int between = std::clamp(int(allReduce / opCost / 2 + 0.5), 1, 64);
-  std::string src = backwardGraph(figures.devices, 32, between);
-  absl::StatusOr<double> measured =
-      timeChain(src, figures.devices, figures.threads);
-  if (!measured.ok())
-    return measured;
-  return fit(figures, &Figures::latencyBusy, 0.01, 1, src, *measured);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
   int devices = 2;
+  bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--devices" && i + 1 < argc)
       devices = std::atoi(argv[++i]);
+    else if (a == "--verbose")
+      verbose = true;
     else {
-      std::fprintf(stderr,
-                   "usage: pc-bench-calibrate [--devices N] > spec.json\n");
+      std::fprintf(stderr, "usage: pc-bench-calibrate [--devices N] "
+                           "[--verbose] > spec.json\n");
       return 2;
     }
   }
@@ -482,7 +481,9 @@ int main(int argc, char **argv) {
   double bandwidth = 2.0 * double(bytes) * 4 / copy;
 
   double expKernel = 0;
-  absl::StatusOr<double> latency = opLatency(devices, threads, &expKernel);
+  double cpuOp = 0, cpuAll = 0, cpuPair = 0, cpuHop = 0;
+  absl::StatusOr<double> latency =
+      opLatency(devices, threads, &expKernel, &cpuOp);
   if (failed(latency.status()))
     return 1;
 
@@ -527,7 +528,7 @@ int main(int argc, char **argv) {
     // members arrive together, costs a fraction of a firing whose members
     // meet from their own streams (3x on two devices).
     absl::StatusOr<double> inRuntime =
-        allReduceLatency(devices, threads, *latency);
+        allReduceLatency(devices, threads, *latency, &cpuAll);
     if (failed(inRuntime.status()))
       return 1;
     alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
@@ -536,7 +537,7 @@ int main(int argc, char **argv) {
     // of it is the members' hand-offs, whatever the group's size.
     if (devices >= 4 && devices % 2 == 0) {
       absl::StatusOr<double> pairs =
-          pairAllReduceLatency(devices, threads, *latency);
+          pairAllReduceLatency(devices, threads, *latency, &cpuPair);
       if (failed(pairs.status()))
         return 1;
       double full = std::max(tSmall, *inRuntime);
@@ -547,8 +548,10 @@ int main(int argc, char **argv) {
   }
 
   double p2p = 0;
+  std::pair<std::string, double> ring;
   if (devices > 1) {
-    absl::StatusOr<double> hop = hopLatency(devices, threads, *latency);
+    absl::StatusOr<double> hop =
+        hopLatency(devices, threads, *latency, &cpuHop, &ring);
     if (failed(hop.status()))
       return 1;
     // The receive's own firing is timed as an op.
@@ -560,6 +563,14 @@ int main(int argc, char **argv) {
   // is the rest, what the runtime adds to every firing.
   const double share = devices > concurrent ? double(concurrent) / devices : 1;
   const double firing = std::max(1e-9, (*latency - expKernel / share) * share);
+  // The share of the cores the chain kept busy (its seconds of the cores
+  // over its wall time): a thread woken runs some microseconds later, and
+  // the runtime's threads leave that idle. The firing's work is then its
+  // seconds of the cores, so that the chain's time is kept.
+  double coreEfficiency = 1;
+  if (devices > concurrent)
+    coreEfficiency =
+        std::clamp(cpuOp * devices / (*latency * concurrent), 0.05, 1.0);
 
   Figures figures;
   figures.devices = devices;
@@ -573,14 +584,41 @@ int main(int argc, char **argv) {
   figures.alpha = alpha;
   figures.call = call;
   figures.p2p = p2p;
-  figures.firing = firing;
-  if (devices > 1) {
-    absl::StatusOr<double> busy =
-        latencyBusy(figures, *latency, call + 2 * (devices - 1) * alpha);
-    if (failed(busy.status()))
+  figures.firing = std::max(1e-9, firing * coreEfficiency -
+                                      expKernel * (1 - coreEfficiency));
+  figures.coreEfficiency = coreEfficiency;
+  if (devices > concurrent) {
+    // The devices outnumber the cores: a hop is its work on them (the
+    // seconds of the cores a token's link takes, less its exponential's
+    // firing) and a wait, fitted to the ring's measured time. Charged as
+    // work alone, the ring's wait was paid again in a pipeline's stages,
+    // which fill it with other micro-batches.
+    figures.p2pWork = std::max(1e-7, cpuHop - cpuOp);
+    absl::StatusOr<double> wait = fit(figures, &Figures::p2p, 1e-7,
+                                      2 * p2p + 1e-6, ring.first, ring.second);
+    if (failed(wait.status()))
       return 1;
-    figures.latencyBusy = *busy;
+    figures.p2p = *wait;
   }
+  if (devices > 1) {
+    // The share of the cores a member holds through a collective's latency
+    // (latency_busy): the seconds of the host's cores a link of the
+    // all-reduce chain takes per member, less its two ops' firings, over
+    // the latency the simulator charges the call and the cores each
+    // member had. Each member mostly sleeps through a meeting; what it
+    // does not is its hand-offs' system calls and context switches.
+    const double held = call + 2 * (devices - 1) * alpha;
+    const double perDevice = std::min(1.0, double(concurrent) / devices);
+    figures.latencyBusy = std::clamp(
+        (cpuAll - 2 * cpuOp) / std::max(1e-9, held * perDevice), 0.01, 1.0);
+  }
+  if (verbose) // the seconds of the host's cores each measurement took
+    std::fprintf(stderr,
+                 "pc-bench-calibrate: cores' seconds per firing %.3g (its "
+                 "kernel %.3g), per all-reduce and member %.3g (in pairs "
+                 "%.3g), per hop %.3g; the chain kept %.3g cores busy\n",
+                 cpuOp, expKernel, cpuAll, cpuPair, cpuHop,
+                 cpuOp * devices / *latency);
   std::fputs(figures.json().c_str(), stdout);
   return 0;
 }

@@ -93,8 +93,9 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
           "'pc.cost_model' must be a dictionary of positive f64 rates "
           "{peak_flops, memory_bandwidth, link_bandwidth, link_latency, "
           "kernel_latency (or 0)}, and optionally the unit shared_cores, a "
-          "positive i64 concurrent_devices, positive f64 p2p_latency and "
-          "call_latency, and an f64 latency_busy in (0, 1), on the module");
+          "positive i64 concurrent_devices, positive f64 p2p_latency, "
+          "p2p_work and call_latency, and f64 latency_busy and "
+          "core_efficiency in (0, 1), on the module");
     return success();
   }
   if (name == pc::attrs::kMemory) {

@@ -190,6 +190,12 @@ std::optional<CostModel> getCostModel(Operation *module) {
       return std::nullopt;
     model.p2pLatency = f.getValueAsDouble();
   }
+  if (Attribute work = dict.get("p2p_work")) {
+    auto f = dyn_cast<FloatAttr>(work);
+    if (!f || !(f.getValueAsDouble() > 0))
+      return std::nullopt;
+    model.p2pWork = f.getValueAsDouble();
+  }
   if (Attribute call = dict.get("call_latency")) {
     auto f = dyn_cast<FloatAttr>(call);
     if (!f || !(f.getValueAsDouble() > 0))
@@ -202,6 +208,12 @@ std::optional<CostModel> getCostModel(Operation *module) {
       return std::nullopt;
     model.halfPeakFlops = f.getValueAsDouble();
   }
+  if (Attribute cores = dict.get("core_efficiency")) {
+    auto f = dyn_cast<FloatAttr>(cores);
+    if (!f || !(f.getValueAsDouble() > 0 && f.getValueAsDouble() < 1))
+      return std::nullopt;
+    model.coreEfficiency = f.getValueAsDouble();
+  }
   if (Attribute busy = dict.get("latency_busy")) {
     auto f = dyn_cast<FloatAttr>(busy);
     if (!f || !(f.getValueAsDouble() > 0 && f.getValueAsDouble() < 1))
@@ -210,7 +222,8 @@ std::optional<CostModel> getCostModel(Operation *module) {
   }
   if (dict.size() != std::size(kCostFields) + model.sharedCores +
                          (model.concurrentDevices > 0) +
-                         (model.p2pLatency > 0) + (model.latencyBusy < 1) +
+                         (model.p2pLatency > 0) + (model.p2pWork > 0) +
+                         (model.latencyBusy < 1) + (model.coreEfficiency < 1) +
                          (model.callLatency > 0) + (model.halfPeakFlops > 0))
     return std::nullopt;
   for (auto [name, field] : kCostFields) {
@@ -237,12 +250,18 @@ void setCostModel(Operation *module, const CostModel &model) {
   if (model.p2pLatency > 0)
     fields.push_back(
         b.getNamedAttr("p2p_latency", b.getF64FloatAttr(model.p2pLatency)));
+  if (model.p2pWork > 0)
+    fields.push_back(
+        b.getNamedAttr("p2p_work", b.getF64FloatAttr(model.p2pWork)));
   if (model.callLatency > 0)
     fields.push_back(
         b.getNamedAttr("call_latency", b.getF64FloatAttr(model.callLatency)));
   if (model.latencyBusy < 1)
     fields.push_back(
         b.getNamedAttr("latency_busy", b.getF64FloatAttr(model.latencyBusy)));
+  if (model.coreEfficiency < 1)
+    fields.push_back(b.getNamedAttr("core_efficiency",
+                                    b.getF64FloatAttr(model.coreEfficiency)));
   if (model.halfPeakFlops > 0)
     fields.push_back(b.getNamedAttr("half_peak_flops",
                                     b.getF64FloatAttr(model.halfPeakFlops)));

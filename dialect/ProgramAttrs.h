@@ -154,10 +154,18 @@ struct CostModel {
   /// link latency; written as the f64 entry `p2p_latency`. 0: the link
   /// latency.
   double p2pLatency = 0;
+  /// On shared cores, the seconds of the host's cores a hop takes; then
+  /// `p2pLatency` is its receive's wait beyond that work, which takes no
+  /// core. Written as the f64 entry `p2p_work` when positive.
+  double p2pWork = 0;
   /// On shared cores, the fraction of a collective's latency that keeps
   /// its members' cores busy (the rest is asleep: other work fills it);
   /// written as the f64 entry `latency_busy` when below 1.
   double latencyBusy = 1;
+  /// On shared cores, the share of them the runtime keeps busy while it
+  /// has work for all; written as the f64 entry `core_efficiency` when
+  /// below 1.
+  double coreEfficiency = 1;
   /// Of every collective call beyond its steps' link latency; written as
   /// the f64 entry `call_latency` when positive.
   double callLatency = 0;

@@ -222,6 +222,9 @@ llvm::Error readLink(Reader &parent, llvm::StringRef key, Link &link,
   if (llvm::Error e = r.quantity("p2p_latency", Quantity::Seconds,
                                  link.p2pLatency, /*required=*/false))
     return e;
+  if (llvm::Error e = r.quantity("p2p_work", Quantity::Seconds, link.p2pWork,
+                                 /*required=*/false))
+    return e;
   if (llvm::Error e = r.quantity("call_latency", Quantity::Seconds,
                                  link.callLatency, /*required=*/false))
     return e;
@@ -286,7 +289,8 @@ llvm::Error readRest(Reader &top, ClusterSpec &spec) {
        {std::pair<const char *, double *>{"matmul", &spec.matmulEfficiency},
         {"memory", &spec.memoryEfficiency},
         {"collective", &spec.collectiveEfficiency},
-        {"usable_memory", &spec.usableMemory}})
+        {"usable_memory", &spec.usableMemory},
+        {"shared_cores", &spec.sharedCoreEfficiency}})
     if (llvm::Error e = r.fraction(key, *out))
       return e;
   if (llvm::Error e = r.quantity("kernel_latency", Quantity::Seconds,

@@ -29,6 +29,11 @@ struct Link {
   /// s, of a point-to-point send and its receive (a pipeline's hop);
   /// 0: `latency`.
   double p2pLatency = 0;
+  /// s of the host's cores a hop takes, on devices that share them (CPU
+  /// virtual devices): its copies and its threads' hand-offs. With it,
+  /// `p2pLatency` is the hop's wait beyond that work, during which the
+  /// cores run other work. 0: the hop is `p2pLatency` of work.
+  double p2pWork = 0;
   /// s, of every collective call beyond its steps' `latency`: its
   /// members' hand-offs between their streams (CPU virtual devices, whose
   /// threads outnumber the cores). 0 where a collective's steps dominate.
@@ -74,6 +79,10 @@ struct ClusterSpec {
   /// The share of memoryBytes a plan may use (the rest: context,
   /// workspaces, fragmentation).
   double usableMemory = 1;
+  /// Of the cores that devices sharing the host's cores (CPU virtual
+  /// devices) run on, the share the runtime keeps busy while it has work
+  /// for all of them: its threads' wake-ups leave the rest idle.
+  double sharedCoreEfficiency = 1;
 
   int64_t devices() const { return nodes * devicesPerNode; }
   /// The peak of `dtype`; an error names the spec and the dtype.

@@ -48,10 +48,12 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   // CPU virtual devices: their communicator runs on their own cores.
   m.sharedCores = spec->intraNodeKind == "shared-memory";
   m.concurrentDevices = spec->concurrentDevices;
+  m.coreEfficiency = spec->sharedCoreEfficiency;
   m.linkLatency = link.latency > 0 ? link.latency : spec->kernelLatency;
   if (!(m.linkLatency > 0))
     m.linkLatency = 1e-6;
   m.p2pLatency = link.p2pLatency;
+  m.p2pWork = link.p2pWork;
   m.latencyBusy = link.latencyBusy;
   m.callLatency = link.callLatency;
   return m;

@@ -119,6 +119,10 @@ public:
       idle += double(p->ranks) *
               (result.step > 0 ? 1 - p->timing.compute / result.step : 0);
     result.idle = idle / double(devices);
+    if (rates.sharedCores) {
+      result.coreSeconds = coreSeconds;
+      result.cores = hostCores();
+    }
     return result;
   }
 
@@ -147,8 +151,10 @@ private:
     double start, left;
     bool comm;
     /// Seconds of a collective's latency, before its work: it keeps its
-    /// wall time and holds latencyCores() per rank.
+    /// wall time and holds latencyCores() per rank; or, `asleep`, a
+    /// receive's wait for its hop's latency, which holds no core.
     double wait = 0;
+    bool asleep = false;
   };
 
   /// Time advances from one op's end to the next; at each end every stream
@@ -166,7 +172,7 @@ private:
       double held = 0;
       for (const Task &t : running)
         if (t.wait > 0)
-          held += latencyCores() * double(t.program->ranks);
+          held += t.asleep ? 0 : latencyCores() * double(t.program->ranks);
         else
           busy += t.program->ranks;
       const double cores = hostCores();
@@ -174,16 +180,23 @@ private:
       const double rate =
           busy ? std::min(1.0, std::max(0.0, cores - held) / double(busy)) : 1;
       double dt = std::numeric_limits<double>::infinity();
+      auto waitRateOf = [&](const Task &t) {
+        return t.asleep ? 1.0 : waitRate;
+      };
       for (const Task &t : running) {
         if (t.wait > 0)
-          dt = std::min(dt, t.wait / waitRate);
+          dt = std::min(dt, t.wait / waitRateOf(t));
         else if (rate > 0)
           dt = std::min(dt, t.left / rate);
       }
       now += dt;
+      for (const Task &t : running)
+        coreSeconds +=
+            dt * double(t.program->ranks) *
+            (t.wait > 0 ? (t.asleep ? 0 : latencyCores() * waitRate) : rate);
       for (Task &t : running) {
         if (t.wait > 0)
-          t.wait = std::max(0.0, t.wait - dt * waitRate);
+          t.wait = std::max(0.0, t.wait - dt * waitRateOf(t));
         else
           t.left -= dt * rate;
       }
@@ -202,8 +215,8 @@ private:
   /// The cores the busy ops share: on shared cores, the host's (one per
   /// device unless fewer run at once); else every device has its own.
   double hostCores() const {
-    if (oversubscribed())
-      return double(rates.concurrentDevices);
+    if (oversubscribed()) // less the share the threads' wake-ups leave idle
+      return double(rates.concurrentDevices) * rates.coreEfficiency;
     if (rates.sharedCores)
       return double(devices);
     return std::numeric_limits<double>::infinity();
@@ -237,6 +250,11 @@ private:
           Operation *op = s.ops[s.next++];
           Task t{p.get(), &s, op, now, 0, isCommOp(op)};
           t.left = duration(*p, op, t.wait);
+          if (auto recv = dyn_cast<RecvOp>(op); recv && rates.p2pWork > 0) {
+            // The hop's latency beyond its work, from its send's end.
+            t.wait = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
+            t.asleep = true;
+          }
           started = true;
           if (t.left <= 0 && t.wait <= 0) {
             finish(t, now); // views, parameters: no time
@@ -254,6 +272,12 @@ private:
   /// two devices' streams, with every device busy).
   bool onCommStream(Operation *op) const {
     return isCommOp(op) && !(rates.sharedCores && isa<SendOp, RecvOp>(op));
+  }
+
+  /// When the send a receive of `p`'s, just started, matches ended.
+  double sentAt(Program &p, RecvOp recv) {
+    std::string pair = pairOf(recv.getFromAttr(), recv.getToAttr());
+    return posted[{pair, p.recvs[pair] - 1}];
   }
 
   /// Whether `op`'s operands are ready, and a receive's send has ended.
@@ -347,12 +371,16 @@ private:
     using K = planner::CollectiveKind;
     double in = op->getNumOperands() ? bytesOf(op->getOperand(0).getType()) : 0;
     double out = op->getNumResults() ? bytesOf(op->getResult(0).getType()) : 0;
-    if (isa<SendOp>(op) && rates.p2pLatency > 0) { // a hop of its own rate
+    if (isa<SendOp>(op) && (rates.p2pLatency > 0 || rates.p2pWork > 0)) {
+      // A hop of its own rates.
       t.moved += in;
       ++t.collectives;
-      // Its latency was measured with every device busy, as work on the
-      // shared cores (hopLatency in bench/Calibrate.cpp).
-      return rates.p2pLatency + in / rates.linkBandwidth;
+      // With p2p_work, that is its work on the shared cores and its
+      // receive waits out the rest of its latency (bench/Calibrate.cpp's
+      // hopLatency). Without, its latency was measured with every device
+      // busy, as work on the shared cores.
+      return (rates.p2pWork > 0 ? rates.p2pWork : rates.p2pLatency) +
+             in / rates.linkBandwidth;
     }
     std::optional<std::pair<K, double>> c;
     if (isa<AllReduceOp>(op))
@@ -401,7 +429,8 @@ private:
   MeshCache meshes;
   const OpProfile *profile;
   std::vector<std::unique_ptr<Program>> programs;
-  int64_t devices = 0; // the ranks of all programs
+  int64_t devices = 0;    // the ranks of all programs
+  double coreSeconds = 0; // of the busy ops, all ranks
   /// When the k-th send of a pair ended.
   std::map<std::pair<std::string, int64_t>, double> posted;
 };
@@ -430,6 +459,10 @@ std::string formatSimulation(const Simulation &s) {
                          "%lld by the roofline\n",
                          t.name.c_str(), (long long)t.measured,
                          (long long)t.modelled);
+  if (s.cores > 0 && s.step > 0)
+    os << llvm::format("pc-simulate: the host's cores: %.3f ms of work, "
+                       "%.2f of %.2f cores busy on average\n",
+                       1e3 * s.coreSeconds, s.coreSeconds / s.step, s.cores);
   os << llvm::format("pc-simulate: predicted step %.3f ms\n", 1e3 * s.step);
   return out;
 }

@@ -64,6 +64,11 @@ struct Simulation {
   /// The share of the step the devices' compute streams are idle, averaged
   /// over the devices: a pipeline's bubble, op by op.
   double idle = 0;
+  /// On shared cores (pc.cost_model's shared_cores): the seconds of the
+  /// host's cores the step keeps busy, all devices together, and the cores
+  /// there are. The runtime there is CPU-bound: its step is about this
+  /// work over the cores it keeps busy.
+  double coreSeconds = 0, cores = 0;
   /// Empty, or why the programs cannot be simulated (no programs; a
   /// receive that no send matches).
   std::string error;

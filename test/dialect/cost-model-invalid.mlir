@@ -1,6 +1,6 @@
 // RUN: pc-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices, positive f64 p2p_latency and call_latency, and an f64 latency_busy in (0, 1), on the module}}
+// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices, positive f64 p2p_latency, p2p_work and call_latency, and f64 latency_busy and core_efficiency in (0, 1), on the module}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64}} {
 }
 
@@ -35,6 +35,19 @@ module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth 
 
 // expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, p2p_latency = 0.0 : f64}} {
+}
+
+// -----
+
+// expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
+module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, p2p_work = 0.0 : f64}} {
+}
+
+// -----
+
+// A share of the cores: 1 is the default and is not written.
+// expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
+module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, shared_cores, core_efficiency = 1.0 : f64}} {
 }
 
 // -----

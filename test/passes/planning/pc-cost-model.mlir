@@ -16,6 +16,12 @@
 // RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.json | FileCheck %s --check-prefix=PARTS
 // PARTS: module attributes {pc.cost_model = {call_latency = 1.500000e-04 : f64, {{.*}}, latency_busy = 7.500000e-01 : f64, {{.*}}, shared_cores}}
+// With more devices than cores, a hop's seconds of the cores (p2p_work) and
+// the share of the cores the runtime keeps busy (efficiency.shared_cores,
+// recorded as core_efficiency below 1) too.
+// RUN: sed -e 's/"p2p_latency": 0.0001028/"p2p_latency": 2e-5, "p2p_work": 8e-5/' -e 's/"usable_memory"/"shared_cores": 0.875, &/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.work.json
+// RUN: pc-opt %s --pc-cost-model=cluster=%t.work.json | FileCheck %s --check-prefix=WORK
+// WORK: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, core_efficiency = 8.750000e-01 : f64, {{.*}}, p2p_latency = 2.000000e-05 : f64, p2p_work = 8.000000e-05 : f64, {{.*}}shared_cores}}
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // The axis swap is one redistribution: 4096 B to the busiest device, plus
