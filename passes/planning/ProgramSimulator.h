@@ -11,12 +11,15 @@
 //  - an op starts when its stream is free and its operands are ready;
 //  - a receive starts no earlier than its matching send ends (the k-th
 //    send of a layout pair matches the k-th receive), so a pipeline stage
-//    waits for the stage before it;
+//    waits for the stage before it; on shared cores with a p2p_work, a
+//    send is that work and its receive then waits out p2p_latency after
+//    the send's end, holding no core;
 //  - where the devices share the host's cores (pc.cost_model's
 //    shared_cores: CPU virtual devices, whose communicator runs on their
 //    own threads), the busy ops of every stream share them: with k busy
-//    and K cores (concurrent_devices, else one per device), each runs at
-//    K/k of its rate (processor sharing), so a pipeline's idle stages lend
+//    and K cores (concurrent_devices times efficiency.shared_cores, else
+//    one per device), each runs at K/k of its rate (processor sharing),
+//    and the step's work on them is reported; a pipeline's idle stages lend
 //    their cores to the busy ones. A collective's latency (call_latency
 //    plus its ring's steps) keeps its wall time, its woken members running
 //    first, and holds latency_busy of the cores its members had when it
