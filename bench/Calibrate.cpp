@@ -168,10 +168,10 @@ absl::StatusOr<double> opLatency(int devices, int threads,
   const int ops = 256;
   std::string src = chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n");
   absl::StatusOr<double> t = timeChain(src, devices, threads, {}, cpu);
-  if (cpu)
-    *cpu /= double(ops) * devices;
   if (!t.ok())
     return t;
+  if (cpu)
+    *cpu /= double(ops) * devices;
   if (kernel) {
     absl::StatusOr<pc::api::Program> program =
         pc::api::compileSource(src, "calibrate");
@@ -300,9 +300,9 @@ std::string hopRing(int devices, int links) {
 /// every device runs them at once). With `ring`, also the ring's source
 /// and its measured time; with `cpu`, the seconds of the host's cores a
 /// link takes per token.
-absl::StatusOr<double> hopLatency(int devices, int threads, double opCost,
-                                  double *cpu = nullptr,
-                                  std::pair<std::string, double> *ring = {}) {
+absl::StatusOr<double>
+hopLatency(int devices, int threads, double opCost, double *cpu = nullptr,
+           std::pair<std::string, double> *ring = nullptr) {
   const int links = 64;
   std::string src = hopRing(devices, links);
   absl::StatusOr<double> t = timeChain(src, devices, threads, {}, cpu);
@@ -593,7 +593,7 @@ int main(int argc, char **argv) {
     // firing) and a wait, fitted to the ring's measured time. Charged as
     // work alone, the ring's wait was paid again in a pipeline's stages,
     // which fill it with other micro-batches.
-    figures.p2pWork = std::max(1e-7, cpuHop - cpuOp);
+    figures.p2pWork = std::max(1e-7, cpuHop - cpuOp - figures.firing);
     absl::StatusOr<double> wait = fit(figures, &Figures::p2p, 1e-7,
                                       2 * p2p + 1e-6, ring.first, ring.second);
     if (failed(wait.status()))

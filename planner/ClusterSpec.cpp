@@ -289,10 +289,12 @@ llvm::Error readRest(Reader &top, ClusterSpec &spec) {
        {std::pair<const char *, double *>{"matmul", &spec.matmulEfficiency},
         {"memory", &spec.memoryEfficiency},
         {"collective", &spec.collectiveEfficiency},
-        {"usable_memory", &spec.usableMemory},
-        {"shared_cores", &spec.sharedCoreEfficiency}})
+        {"usable_memory", &spec.usableMemory}})
     if (llvm::Error e = r.fraction(key, *out))
       return e;
+  if (llvm::Error e =
+          r.fraction("shared_cores", spec.sharedCoreEfficiency, "the cores"))
+    return e;
   if (llvm::Error e = r.quantity("kernel_latency", Quantity::Seconds,
                                  spec.kernelLatency, false))
     return e;

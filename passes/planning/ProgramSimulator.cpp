@@ -215,7 +215,8 @@ private:
   /// The cores the busy ops share: on shared cores, the host's (one per
   /// device unless fewer run at once); else every device has its own.
   double hostCores() const {
-    if (oversubscribed()) // less the share the threads' wake-ups leave idle
+    // Less the share the threads' wake-ups leave idle.
+    if (oversubscribed())
       return double(rates.concurrentDevices) * rates.coreEfficiency;
     if (rates.sharedCores)
       return double(devices);
@@ -277,7 +278,9 @@ private:
   /// When the send a receive of `p`'s, just started, matches ended.
   double sentAt(Program &p, RecvOp recv) {
     std::string pair = pairOf(recv.getFromAttr(), recv.getToAttr());
-    return posted[{pair, p.recvs[pair] - 1}];
+    auto it = posted.find({pair, p.recvs[pair] - 1});
+    assert(it != posted.end() && "a receive starts after its send");
+    return it->second;
   }
 
   /// Whether `op`'s operands are ready, and a receive's send has ended.
@@ -305,10 +308,23 @@ private:
     }
     if (!isCommOp(op))
       return computeTime(op, p.timing);
-    // The link's rates were measured with every device taking part: on
-    // shared cores that time is the work of all of them at once.
-    double d = commTime(op, p.timing, wait);
-    return oversubscribed() ? d * rates.concurrentDevices / devices : d;
+    // A hop's p2p_work is already its seconds of the cores.
+    if (isa<SendOp>(op) && rates.p2pWork > 0) {
+      p.timing.moved += bytesOf(op->getOperand(0).getType());
+      ++p.timing.collectives;
+      return rates.p2pWork + linkWork(bytesOf(op->getOperand(0).getType()) /
+                                      rates.linkBandwidth);
+    }
+    // The link's rates were measured in wall time with every device taking
+    // part: on shared cores that time is the work of all of them at once.
+    return linkWork(commTime(op, p.timing, wait));
+  }
+
+  /// The work on the cores of `seconds` of a link's wall time, measured
+  /// with every device taking part and the cores as busy as the runtime
+  /// keeps them.
+  double linkWork(double seconds) const {
+    return oversubscribed() ? seconds * hostCores() / double(devices) : seconds;
   }
 
   void finish(const Task &t, double now) {
@@ -371,16 +387,13 @@ private:
     using K = planner::CollectiveKind;
     double in = op->getNumOperands() ? bytesOf(op->getOperand(0).getType()) : 0;
     double out = op->getNumResults() ? bytesOf(op->getResult(0).getType()) : 0;
-    if (isa<SendOp>(op) && (rates.p2pLatency > 0 || rates.p2pWork > 0)) {
-      // A hop of its own rates.
+    if (isa<SendOp>(op) && rates.p2pLatency > 0) { // a hop of its own rate
       t.moved += in;
       ++t.collectives;
-      // With p2p_work, that is its work on the shared cores and its
-      // receive waits out the rest of its latency (bench/Calibrate.cpp's
-      // hopLatency). Without, its latency was measured with every device
-      // busy, as work on the shared cores.
-      return (rates.p2pWork > 0 ? rates.p2pWork : rates.p2pLatency) +
-             in / rates.linkBandwidth;
+      // Its latency was measured with every device busy, as work on the
+      // shared cores (hopLatency in bench/Calibrate.cpp). With p2p_work
+      // (duration()), the receive waits it out instead.
+      return rates.p2pLatency + in / rates.linkBandwidth;
     }
     std::optional<std::pair<K, double>> c;
     if (isa<AllReduceOp>(op))
@@ -461,7 +474,7 @@ std::string formatSimulation(const Simulation &s) {
                          (long long)t.modelled);
   if (s.cores > 0 && s.step > 0)
     os << llvm::format("pc-simulate: the host's cores: %.3f ms of work, "
-                       "%.2f of %.2f cores busy on average\n",
+                       "%.2f of %.2f usable cores busy on average\n",
                        1e3 * s.coreSeconds, s.coreSeconds / s.step, s.cores);
   os << llvm::format("pc-simulate: predicted step %.3f ms\n", 1e3 * s.step);
   return out;

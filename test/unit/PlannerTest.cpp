@@ -132,6 +132,14 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
                 .find("'intra_node.latency_busy' is a fraction of the latency "
                       "and must be at most 1"),
             std::string::npos);
+  EXPECT_NE(specError(with("\"efficiency\": {}",
+                           "\"efficiency\": {\"shared_cores\": 1.5}"))
+                .find("'efficiency.shared_cores' is a fraction of the cores "
+                      "and must be at most 1"),
+            std::string::npos);
+  EXPECT_NE(linkWith("\"p2p_work\": -1")
+                .find("'intra_node.p2p_work' must be positive"),
+            std::string::npos);
   EXPECT_NE(linkWith("\"call_latency\": -1")
                 .find("'intra_node.call_latency' must be positive"),
             std::string::npos);

@@ -1,7 +1,7 @@
-// A data-parallel backward in miniature (bench/Calibrate.cpp's
-// backwardGraph): a chain of exponentials on 4 devices, every 4th value
-// reduced over them (a gradient's all-reduce), the reduced values added
-// up at the end. The all-reduces can overlap the rest of the chain.
+// A data-parallel backward in miniature: a chain of exponentials on 4
+// devices, every 4th value reduced over them (a gradient's all-reduce),
+// the reduced values added up at the end. The all-reduces can overlap
+// the rest of the chain.
 pc.mesh @m <["x"=4]>
 func.func @backward(%x: tensor<32xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<32xf32, #pc.sbp<@m, [S(0)]>> {
   %y0 = pc.exp %x : (tensor<32xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<32xf32, #pc.sbp<@m, [S(0)]>>
