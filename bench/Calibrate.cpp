@@ -561,16 +561,17 @@ int main(int argc, char **argv) {
   // firing as work on the shared cores, which the chain's devices shared.
   // The kernel's own time is in an op profile; the spec's kernel latency
   // is the rest, what the runtime adds to every firing.
-  const double share = devices > concurrent ? double(concurrent) / devices : 1;
-  const double firing = std::max(1e-9, (*latency - expKernel / share) * share);
   // The share of the cores the chain kept busy (its seconds of the cores
   // over its wall time): a thread woken runs some microseconds later, and
-  // the runtime's threads leave that idle. The firing's work is then its
-  // seconds of the cores, so that the chain's time is kept.
+  // the runtime's threads leave that idle. A firing's work is what each
+  // device had of the busy cores per op, so that the chain's time is kept.
+  const double share = devices > concurrent ? double(concurrent) / devices : 1;
   double coreEfficiency = 1;
   if (devices > concurrent)
     coreEfficiency =
         std::clamp(cpuOp * devices / (*latency * concurrent), 0.05, 1.0);
+  const double firing =
+      std::max(1e-9, *latency * share * coreEfficiency - expKernel);
 
   Figures figures;
   figures.devices = devices;
@@ -584,8 +585,7 @@ int main(int argc, char **argv) {
   figures.alpha = alpha;
   figures.call = call;
   figures.p2p = p2p;
-  figures.firing = std::max(1e-9, firing * coreEfficiency -
-                                      expKernel * (1 - coreEfficiency));
+  figures.firing = firing;
   figures.coreEfficiency = coreEfficiency;
   if (devices > concurrent) {
     // The devices outnumber the cores: a hop is its work on them (the

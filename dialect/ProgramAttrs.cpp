@@ -166,6 +166,16 @@ constexpr std::pair<const char *, double CostModel::*> kCostFields[] = {
     {"link_latency", &CostModel::linkLatency},
     {"kernel_latency", &CostModel::kernelLatency},
 };
+constexpr std::pair<const char *, double CostModel::*> kOptionalRates[] = {
+    {"p2p_latency", &CostModel::p2pLatency},
+    {"p2p_work", &CostModel::p2pWork},
+    {"call_latency", &CostModel::callLatency},
+    {"half_peak_flops", &CostModel::halfPeakFlops},
+};
+constexpr std::pair<const char *, double CostModel::*> kOptionalShares[] = {
+    {"latency_busy", &CostModel::latencyBusy},
+    {"core_efficiency", &CostModel::coreEfficiency},
+};
 } // namespace
 
 std::optional<CostModel> getCostModel(Operation *module) {
@@ -184,47 +194,28 @@ std::optional<CostModel> getCostModel(Operation *module) {
       return std::nullopt;
     model.concurrentDevices = n.getInt();
   }
-  if (Attribute p2p = dict.get("p2p_latency")) {
-    auto f = dyn_cast<FloatAttr>(p2p);
-    if (!f || !(f.getValueAsDouble() > 0))
-      return std::nullopt;
-    model.p2pLatency = f.getValueAsDouble();
-  }
-  if (Attribute work = dict.get("p2p_work")) {
-    auto f = dyn_cast<FloatAttr>(work);
-    if (!f || !(f.getValueAsDouble() > 0))
-      return std::nullopt;
-    model.p2pWork = f.getValueAsDouble();
-  }
-  if (Attribute call = dict.get("call_latency")) {
-    auto f = dyn_cast<FloatAttr>(call);
-    if (!f || !(f.getValueAsDouble() > 0))
-      return std::nullopt;
-    model.callLatency = f.getValueAsDouble();
-  }
-  if (Attribute half = dict.get("half_peak_flops")) {
-    auto f = dyn_cast<FloatAttr>(half);
-    if (!f || !(f.getValueAsDouble() > 0))
-      return std::nullopt;
-    model.halfPeakFlops = f.getValueAsDouble();
-  }
-  if (Attribute cores = dict.get("core_efficiency")) {
-    auto f = dyn_cast<FloatAttr>(cores);
-    if (!f || !(f.getValueAsDouble() > 0 && f.getValueAsDouble() < 1))
-      return std::nullopt;
-    model.coreEfficiency = f.getValueAsDouble();
-  }
-  if (Attribute busy = dict.get("latency_busy")) {
-    auto f = dyn_cast<FloatAttr>(busy);
-    if (!f || !(f.getValueAsDouble() > 0 && f.getValueAsDouble() < 1))
-      return std::nullopt;
-    model.latencyBusy = f.getValueAsDouble();
-  }
+  // Optional entries: rates, positive, 0 when absent; shares, in (0, 1),
+  // 1 when absent. Neither is written at its default.
+  size_t optional = 0;
+  auto readOptional = [&](const auto &fields, bool share) {
+    for (auto [name, field] : fields) {
+      Attribute entry = dict.get(name);
+      if (!entry)
+        continue;
+      auto f = dyn_cast<FloatAttr>(entry);
+      if (!f || !(f.getValueAsDouble() > 0) ||
+          (share && !(f.getValueAsDouble() < 1)))
+        return false;
+      model.*field = f.getValueAsDouble();
+      ++optional;
+    }
+    return true;
+  };
+  if (!readOptional(kOptionalRates, /*share=*/false) ||
+      !readOptional(kOptionalShares, /*share=*/true))
+    return std::nullopt;
   if (dict.size() != std::size(kCostFields) + model.sharedCores +
-                         (model.concurrentDevices > 0) +
-                         (model.p2pLatency > 0) + (model.p2pWork > 0) +
-                         (model.latencyBusy < 1) + (model.coreEfficiency < 1) +
-                         (model.callLatency > 0) + (model.halfPeakFlops > 0))
+                         (model.concurrentDevices > 0) + optional)
     return std::nullopt;
   for (auto [name, field] : kCostFields) {
     auto value = dict.getAs<FloatAttr>(name);
@@ -247,24 +238,12 @@ void setCostModel(Operation *module, const CostModel &model) {
   if (model.concurrentDevices > 0)
     fields.push_back(b.getNamedAttr(
         "concurrent_devices", b.getI64IntegerAttr(model.concurrentDevices)));
-  if (model.p2pLatency > 0)
-    fields.push_back(
-        b.getNamedAttr("p2p_latency", b.getF64FloatAttr(model.p2pLatency)));
-  if (model.p2pWork > 0)
-    fields.push_back(
-        b.getNamedAttr("p2p_work", b.getF64FloatAttr(model.p2pWork)));
-  if (model.callLatency > 0)
-    fields.push_back(
-        b.getNamedAttr("call_latency", b.getF64FloatAttr(model.callLatency)));
-  if (model.latencyBusy < 1)
-    fields.push_back(
-        b.getNamedAttr("latency_busy", b.getF64FloatAttr(model.latencyBusy)));
-  if (model.coreEfficiency < 1)
-    fields.push_back(b.getNamedAttr("core_efficiency",
-                                    b.getF64FloatAttr(model.coreEfficiency)));
-  if (model.halfPeakFlops > 0)
-    fields.push_back(b.getNamedAttr("half_peak_flops",
-                                    b.getF64FloatAttr(model.halfPeakFlops)));
+  for (auto [name, field] : kOptionalRates)
+    if (model.*field > 0)
+      fields.push_back(b.getNamedAttr(name, b.getF64FloatAttr(model.*field)));
+  for (auto [name, field] : kOptionalShares)
+    if (model.*field < 1)
+      fields.push_back(b.getNamedAttr(name, b.getF64FloatAttr(model.*field)));
   module->setAttr(kCostModel, b.getDictionaryAttr(fields));
 }
 

@@ -308,16 +308,11 @@ private:
     }
     if (!isCommOp(op))
       return computeTime(op, p.timing);
-    // A hop's p2p_work is already its seconds of the cores.
-    if (isa<SendOp>(op) && rates.p2pWork > 0) {
-      p.timing.moved += bytesOf(op->getOperand(0).getType());
-      ++p.timing.collectives;
-      return rates.p2pWork + linkWork(bytesOf(op->getOperand(0).getType()) /
-                                      rates.linkBandwidth);
-    }
     // The link's rates were measured in wall time with every device taking
     // part: on shared cores that time is the work of all of them at once.
-    return linkWork(commTime(op, p.timing, wait));
+    // A hop's p2p_work is already its seconds of the cores.
+    double hop = isa<SendOp>(op) ? rates.p2pWork : 0;
+    return hop + linkWork(commTime(op, p.timing, wait));
   }
 
   /// The work on the cores of `seconds` of a link's wall time, measured
@@ -387,13 +382,15 @@ private:
     using K = planner::CollectiveKind;
     double in = op->getNumOperands() ? bytesOf(op->getOperand(0).getType()) : 0;
     double out = op->getNumResults() ? bytesOf(op->getResult(0).getType()) : 0;
-    if (isa<SendOp>(op) && rates.p2pLatency > 0) { // a hop of its own rate
+    if (isa<SendOp>(op) && (rates.p2pLatency > 0 || rates.p2pWork > 0)) {
+      // A hop of its own rates. Without p2p_work, its latency was measured
+      // with every device busy, as work on the shared cores (hopLatency in
+      // bench/Calibrate.cpp); with it, the receive waits the latency out
+      // and duration() adds the work.
       t.moved += in;
       ++t.collectives;
-      // Its latency was measured with every device busy, as work on the
-      // shared cores (hopLatency in bench/Calibrate.cpp). With p2p_work
-      // (duration()), the receive waits it out instead.
-      return rates.p2pLatency + in / rates.linkBandwidth;
+      return (rates.p2pWork > 0 ? 0 : rates.p2pLatency) +
+             in / rates.linkBandwidth;
     }
     std::optional<std::pair<K, double>> c;
     if (isa<AllReduceOp>(op))

@@ -321,6 +321,13 @@ struct ActorState {
   bool crossStream = false;
 };
 
+/// Microseconds from `origin` to now.
+double microsSince(std::chrono::steady_clock::time_point origin) {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now() - origin)
+      .count();
+}
+
 /// The first failure of any firing, with the actor that had it; the Done
 /// message only says that it failed.
 struct FirstError {
@@ -416,11 +423,7 @@ private:
     return now - double(age);
   }
 
-  double nowUs() const {
-    return std::chrono::duration<double, std::micro>(
-               std::chrono::steady_clock::now() - options.origin)
-        .count();
-  }
+  double nowUs() const { return microsSince(options.origin); }
 
   void handle(const Message &m) {
     ++stats.messages;
@@ -604,10 +607,8 @@ private:
                             origin = options.origin](const absl::Status &s) {
       if (!s.ok())
         error->note(s);
-      auto endUs = static_cast<uint32_t>(
-          static_cast<int64_t>(std::chrono::duration<double, std::micro>(
-                                   std::chrono::steady_clock::now() - origin)
-                                   .count()));
+      auto endUs =
+          static_cast<uint32_t>(static_cast<int64_t>(microsSince(origin)));
       int32_t left = behind.fetch_sub(1, std::memory_order_acq_rel) - 1;
       bool wake = urgent || !s.ok() || left < kLazyDoneDepth;
       bus->post({iteration, id, id, MessageKind::Done, !s.ok(), endUs}, wake);
