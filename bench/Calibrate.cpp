@@ -23,297 +23,39 @@
 // over it), and a pipeline hop (a token per device passed around a ring of
 // one-device meshes): with more devices than cores, its seconds of the
 // cores (p2p_work) and the wait beyond them (p2p_latency, fitted with
-// pc-simulate to the ring's time). --verbose prints the seconds of the
-// cores each measurement took to stderr.
+// pc-simulate to the ring's time). The firing cost and the share of the
+// cores the spec gives are a training step's: N one-device sessions train
+// a small residual MLP at once, and its step's seconds of the cores, less
+// its kernels, are shared among its firings; the link's bandwidth is at
+// most what an all-reduce of 128 KiB achieves in the runtime, in the
+// seconds of the cores its members spend per byte. --verbose prints the
+// seconds of the cores each measurement took to stderr.
 // Writes the cluster spec (docs/planning.md) to stdout. The measured
 // matmul rate is the spec's peak, so its matmul efficiency is 1.
 //
 //===----------------------------------------------------------------------===//
 
-#include "api/Program.h"
-#include "dialect/OpProfile.h"
+#include "bench/CalibrateModel.h"
+#include "bench/CalibrateRuntime.h"
+
 #include "runtime/comm/World.h"
 
 #include <cblas.h>
 
 #include <algorithm>
-#include <barrier>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <functional>
 #include <string>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
 extern "C" void openblas_set_num_threads(int);
 
 using namespace pc::runtime;
+using namespace pc::calibrate;
 
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-/// The seconds of the host's cores this process has used, all its threads.
-double cpuNow() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-/// Runs `work(device)` on every device at once; the slowest device's time,
-/// best of `rounds`.
-double concurrently(int devices, int rounds,
-                    const std::function<void(int)> &work) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    std::barrier sync(devices + 1);
-    std::vector<std::thread> threads;
-    for (int d = 0; d < devices; ++d)
-      threads.emplace_back([&, d] {
-        sync.arrive_and_wait();
-        work(d);
-      });
-    double t0 = now();
-    sync.arrive_and_wait();
-    for (std::thread &t : threads)
-      t.join();
-    best = std::min(best, now() - t0);
-  }
-  return best;
-}
-
-/// The median time of a run of `src`'s graph @chain on `devices` CPU
-/// devices, compiled and run by the actor runtime; its one argument is a
-/// vector of 8 floats per device.
-absl::StatusOr<double> timeChain(const std::string &src, int devices,
-                                 int threads, std::vector<int64_t> shape = {},
-                                 double *cpu = nullptr) {
-  if (shape.empty())
-    shape = {8 * devices};
-  absl::StatusOr<pc::api::Program> program =
-      pc::api::compileSource(src, "calibrate");
-  if (!program.ok())
-    return program.status();
-  pc::api::SessionOptions options;
-  options.devices = devices;
-  options.threadsPerDevice = threads;
-  absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
-      pc::api::Session::create(*program, options);
-  if (!session.ok())
-    return session.status();
-  if (absl::Status s = (*session)->feed(
-          "arg0",
-          pc::runtime::HostTensor::zeros(shape, pc::runtime::CommType::F32));
-      !s.ok())
-    return s;
-  // The median run, as the bench takes the median step: what a run meets
-  // of the other devices' scheduling is part of what it costs.
-  std::vector<double> runs, cpus;
-  for (int r = 0; r < 25; ++r) {
-    double t0 = now(), c0 = cpuNow();
-    if (absl::Status s = (*session)->run(); !s.ok())
-      return s;
-    runs.push_back(now() - t0);
-    cpus.push_back(cpuNow() - c0);
-  }
-  if (cpu)
-    *cpu = median(cpus);
-  return median(runs);
-}
-
-/// A chain of `links` on every device: each link is `body` (with $IN and
-/// $OUT standing for its input and output, and $I for its index) on a
-/// vector split over the mesh.
-std::string chain(int devices, int links, const std::string &body) {
-  std::string type =
-      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
-  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
-                    "]>\nfunc.func @chain(%x: " + type + ") -> " + type +
-                    " {\n";
-  std::string prev = "%x";
-  for (int i = 0; i < links; ++i) {
-    std::string link = body, out = "%v" + std::to_string(i);
-    for (auto [key, value] : {std::pair<std::string, std::string>{"$IN", prev},
-                              {"$OUT", out},
-                              {"$I", std::to_string(i)},
-                              {"$T", type}})
-      for (size_t at; (at = link.find(key)) != std::string::npos;)
-        link.replace(at, key.size(), value);
-    src += link;
-    prev = out;
-  }
-  return src + "  return " + prev + " : " + type + "\n}\n";
-}
-
-/// The time one op of a per-device program takes, as the devices run
-/// together: a chain of 256 tiny exponentials on every device, per op.
-/// With `kernel`, also the time of the exponential's kernel alone, as
-/// pc-run --profile-ops times it: the rest is the firing's.
-absl::StatusOr<double> opLatency(int devices, int threads,
-                                 double *kernel = nullptr,
-                                 double *cpu = nullptr) {
-  const int ops = 256;
-  std::string src = chain(devices, ops, "  $OUT = pc.exp $IN : ($T) -> $T\n");
-  absl::StatusOr<double> t = timeChain(src, devices, threads, {}, cpu);
-  if (!t.ok())
-    return t;
-  if (cpu)
-    *cpu /= double(ops) * devices;
-  if (kernel) {
-    absl::StatusOr<pc::api::Program> program =
-        pc::api::compileSource(src, "calibrate");
-    if (!program.ok())
-      return program.status();
-    absl::StatusOr<std::string> json = program->profileOps(threads);
-    if (!json.ok())
-      return json.status();
-    llvm::Expected<pc::OpProfile> profile =
-        pc::parseOpProfile(*json, "the chain's profile");
-    if (!profile)
-      return absl::InternalError(llvm::toString(profile.takeError()));
-    *kernel = 0;
-    for (const auto &[key, seconds] : profile->seconds)
-      if (llvm::StringRef(key).starts_with("pc.exp "))
-        *kernel = std::max(*kernel, seconds);
-  }
-  return *t / ops;
-}
-
-/// A tiny all-reduce over all devices as the actor runtime runs it (its
-/// firing on each device's communication stream, the members' meeting):
-/// a chain of 128 links, each a sum over the split dim (partial), its
-/// all-reduce, and an add; less the two ops' own cost (`opCost`, as every
-/// device runs them at once).
-absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
-                                        double *cpu = nullptr) {
-  const int links = 128;
-  std::string body =
-      "  %s$I = pc.reduce_sum $IN {axes = array<i64: 0>, keepdim} : ($T) -> "
-      "tensor<1xf32, #pc.sbp<@m, [P]>>\n"
-      "  %b$I = pc.to_sbp %s$I : (tensor<1xf32, #pc.sbp<@m, [P]>>) -> "
-      "tensor<1xf32, #pc.sbp<@m, [B]>>\n"
-      "  $OUT = pc.add $IN, %b$I : ($T, tensor<1xf32, #pc.sbp<@m, [B]>>) -> "
-      "$T\n";
-  absl::StatusOr<double> t =
-      timeChain(chain(devices, links, body), devices, threads, {}, cpu);
-  if (!t.ok())
-    return t;
-  if (cpu)
-    *cpu /= double(links) * devices;
-  return std::max(0.0, *t / links - 2 * opCost);
-}
-
-/// The same chain with the all-reduces in pairs of devices (a 2-axis mesh
-/// whose second axis has 2), every pair at once: with the full group's,
-/// it parts a collective's latency into a fixed cost per call and a cost
-/// per step of its ring.
-absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
-                                            double opCost,
-                                            double *cpu = nullptr) {
-  const int links = 128, rows = devices / 2;
-  std::string t =
-      "tensor<" + std::to_string(rows) + "x16xf32, #pc.sbp<@m, [S(0), S(1)]>>";
-  std::string p =
-      "tensor<" + std::to_string(rows) + "x1xf32, #pc.sbp<@m, [S(0), P]>>";
-  std::string b =
-      "tensor<" + std::to_string(rows) + "x1xf32, #pc.sbp<@m, [S(0), B]>>";
-  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(rows) +
-                    ", \"y\"=2]>\nfunc.func @chain(%x: " + t + ") -> " + t +
-                    " {\n";
-  std::string prev = "%x";
-  for (int i = 0; i < links; ++i) {
-    std::string k = std::to_string(i);
-    src += "  %s" + k + " = pc.reduce_sum " + prev +
-           " {axes = array<i64: 1>, keepdim} : (" + t + ") -> " + p + "\n";
-    src += "  %b" + k + " = pc.to_sbp %s" + k + " : (" + p + ") -> " + b + "\n";
-    src += "  %a" + k + " = pc.add " + prev + ", %b" + k + " : (" + t + ", " +
-           b + ") -> " + t + "\n";
-    prev = "%a" + k;
-  }
-  src += "  return " + prev + " : " + t + "\n}\n";
-  absl::StatusOr<double> time =
-      timeChain(src, devices, threads, {rows, 16}, cpu);
-  if (!time.ok())
-    return time;
-  if (cpu)
-    *cpu /= double(links) * devices;
-  return std::max(0.0, *time / links - 2 * opCost);
-}
-
-/// A pipeline's hop as the actor runtime runs it, with every device busy:
-/// `devices` tokens circulate at once through a ring of one-device meshes,
-/// each of `links` links a transfer to the next device and an exponential
-/// there.
-std::string hopRing(int devices, int links) {
-  auto type = [](int mesh) {
-    return "tensor<8xf32, #pc.sbp<@m" + std::to_string(mesh) + ", [B]>>";
-  };
-  std::string in =
-      "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m0, [B]>>";
-  std::string src;
-  for (int d = 0; d < devices; ++d)
-    src += "pc.mesh @m" + std::to_string(d) + " <[\"x\"=1]> ranks [" +
-           std::to_string(d) + "]\n";
-  src += "func.func @chain(%x: " + in + ") -> (";
-  for (int c = 0; c < devices; ++c)
-    src += (c ? ", " : "") + type((c + links) % devices);
-  src += ") {\n";
-  std::string outs, outTypes;
-  for (int c = 0; c < devices; ++c) {
-    std::string prev = "%s" + std::to_string(c);
-    src += "  " + prev +
-           " = pc.slice %x {start = array<i64: " + std::to_string(8 * c) +
-           ">, limit = array<i64: " + std::to_string(8 * c + 8) + ">} : (" +
-           in + ") -> " + type(0) + "\n";
-    for (int i = 0; i < links; ++i) {
-      int from = (c + i) % devices, to = (c + i + 1) % devices;
-      std::string t = "%t" + std::to_string(c) + "_" + std::to_string(i);
-      std::string e = "%e" + std::to_string(c) + "_" + std::to_string(i);
-      std::string moved = i == 0 ? type(0) : type(from);
-      src += "  " + t + " = pc.transfer " + prev + " : (" + moved + ") -> " +
-             type(to) + "\n";
-      src += "  " + e + " = pc.exp " + t + " : (" + type(to) + ") -> " +
-             type(to) + "\n";
-      prev = e;
-    }
-    outs += (c ? ", " : "") + prev;
-    outTypes += (c ? ", " : "") + type((c + links) % devices);
-  }
-  return src + "  return " + outs + " : " + outTypes + "\n}\n";
-}
-
-/// The time of a link of hopRing (a send, its receive, and the hand-offs
-/// between the devices' streams), less the exponential's (`opCost`, as
-/// every device runs them at once). With `ring`, also the ring's source
-/// and its measured time; with `cpu`, the seconds of the host's cores a
-/// link takes per token.
-absl::StatusOr<double>
-hopLatency(int devices, int threads, double opCost, double *cpu = nullptr,
-           std::pair<std::string, double> *ring = nullptr) {
-  const int links = 64;
-  std::string src = hopRing(devices, links);
-  absl::StatusOr<double> t = timeChain(src, devices, threads, {}, cpu);
-  if (!t.ok())
-    return t;
-  if (cpu)
-    *cpu /= double(links) * devices;
-  if (ring)
-    *ring = {src, *t};
-  return std::max(0.0, *t / links - opCost);
-}
 
 /// Prints `s` when it is an error, and says whether it is.
 bool failed(const absl::Status &s) {
@@ -321,107 +63,6 @@ bool failed(const absl::Status &s) {
     return false;
   std::fprintf(stderr, "pc-bench-calibrate: %s\n", s.ToString().c_str());
   return true;
-}
-
-/// The figures of a spec, and its JSON (docs/planning.md).
-struct Figures {
-  int devices = 1, threads = 1, concurrent = 1;
-  double flops = 0, memory = 0, bandwidth = 0;
-  double beta = 0, alpha = 0, call = 0, p2p = 0, p2pWork = 0, firing = 0;
-  double latencyBusy = 1, coreEfficiency = 1;
-
-  std::string json() const {
-    std::string out;
-    auto add = [&](const char *format, auto... args) {
-      char line[512];
-      std::snprintf(line, sizeof(line), format, args...);
-      out += line;
-    };
-    add("{\n  \"name\": \"%d CPU virtual devices (%d threads each), "
-        "calibrated by pc-bench-calibrate\",\n",
-        devices, threads);
-    add("  \"nodes\": 1,\n  \"devices_per_node\": %d,\n", devices);
-    add("  \"concurrent_devices\": %d,\n", concurrent);
-    add("  \"device\": {\n    \"name\": \"CPU virtual device\",\n"
-        "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
-        "    \"memory\": %.4g,\n    \"memory_bandwidth\": %.4g\n  },\n",
-        flops, flops, memory, bandwidth);
-    if (devices > 1) {
-      add("  \"intra_node\": {\"kind\": \"shared-memory\", \"bandwidth\": "
-          "%.4g, \"latency\": %.4g",
-          beta, alpha);
-      if (call > 0)
-        add(", \"call_latency\": %.4g", call);
-      if (p2p > 0)
-        add(", \"p2p_latency\": %.4g", p2p);
-      if (p2pWork > 0)
-        add(", \"p2p_work\": %.4g", p2pWork);
-      if (latencyBusy < 1)
-        add(", \"latency_busy\": %.3g", latencyBusy);
-      out += "},\n";
-    }
-    add("  \"efficiency\": {\n    \"matmul\": 1,\n    \"memory\": 1,\n"
-        "    \"collective\": 1,\n    \"kernel_latency\": %.4g,\n",
-        firing);
-    if (coreEfficiency < 1)
-      add("    \"shared_cores\": %.3g,\n", coreEfficiency);
-    out += "    \"usable_memory\": 0.8\n  }\n}\n";
-    return out;
-  }
-};
-
-/// pc-simulate's step for `src` over `figures` (written to a spec file,
-/// as pc-run --cluster reads it), its compute timed by `profile` (the
-/// JSON of Program::profileOps).
-absl::StatusOr<double> simulated(const std::string &src, const Figures &figures,
-                                 const std::string &profile) {
-  char path[] = "/tmp/pc-calibrate-XXXXXX.json";
-  int fd = mkstemps(path, 5);
-  if (fd < 0)
-    return absl::InternalError("cannot create a temporary spec");
-  std::string json = figures.json();
-  bool written = write(fd, json.data(), json.size()) == ssize_t(json.size());
-  close(fd);
-  absl::StatusOr<double> step =
-      absl::InternalError("cannot write " + std::string(path));
-  if (written) {
-    pc::api::CompileOptions options;
-    options.cluster = path;
-    absl::StatusOr<pc::api::Program> program =
-        pc::api::compileSource(src, "calibrate", options);
-    double t = 0;
-    if (!program.ok())
-      step = program.status();
-    else if (absl::StatusOr<std::string> s = program->simulate(&t, profile);
-             !s.ok())
-      step = s.status();
-    else
-      step = t;
-  }
-  unlink(path);
-  return step;
-}
-
-/// The value of `field` in [lo, hi] at which pc-simulate predicts
-/// `measured` for `src`, by bisection: the prediction grows with it. The
-/// ops are profiled once, so that every step of it sees the same times.
-absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
-                           double hi, const std::string &src, double measured) {
-  absl::StatusOr<pc::api::Program> program =
-      pc::api::compileSource(src, "calibrate");
-  if (!program.ok())
-    return program.status();
-  absl::StatusOr<std::string> profile = program->profileOps(figures.threads);
-  if (!profile.ok())
-    return profile.status();
-  for (int i = 0; i < 12; ++i) {
-    figures.*field = (lo + hi) / 2;
-    absl::StatusOr<double> predicted = simulated(src, figures, *profile);
-    if (!predicted.ok())
-      return predicted;
-    (*predicted < measured ? lo : hi) = figures.*field;
-  }
-  return (lo + hi) / 2;
 }
 
 } // namespace
@@ -612,6 +253,49 @@ int main(int argc, char **argv) {
     figures.latencyBusy = std::clamp(
         (cpuAll - 2 * cpuOp) / std::max(1e-9, held * perDevice), 0.01, 1.0);
   }
+  // The spec's firing cost and share of the cores are a training step's.
+  // The chains' tiny ops, one input and one reader each, cost a firing
+  // 30-50% less, and kept fewer cores busy (1.7-1.8 of 2, against 1.85-1.9
+  // and the tiny GPT's 1.8-2.0); the fits above are of the chains'
+  // measurements, so they use the chains' figures.
+  double trainingBusy = 0;
+  absl::StatusOr<double> stepFiring =
+      trainingFiring(devices, threads, figures, &trainingBusy);
+  if (failed(stepFiring.status()))
+    return 1;
+  if (verbose)
+    std::fprintf(stderr,
+                 "pc-bench-calibrate: a training step's firing %.3g s of the "
+                 "cores (the chain's %.3g), %.3g cores busy\n",
+                 *stepFiring, figures.firing, trainingBusy);
+  figures.firing = *stepFiring;
+  if (devices > concurrent)
+    figures.coreEfficiency =
+        std::clamp(trainingBusy / double(concurrent), 0.05, 1.0);
+  // The link's bandwidth: the lower of the direct calls' and the one that
+  // gives an all-reduce in the runtime its measured work per byte (the
+  // simulator counts a link's wall time with every device taking part as
+  // the usable cores' work, shared among the devices).
+  double byteWork = 0;
+  if (devices > 1) {
+    absl::StatusOr<double> w = allReduceByteWork(devices, threads);
+    if (failed(w.status()))
+      return 1;
+    byteWork = *w;
+    const double m = devices;
+    const double perDevice =
+        devices > concurrent
+            ? double(concurrent) * figures.coreEfficiency / double(devices)
+            : 1.0;
+    if (byteWork > 0)
+      figures.beta =
+          std::min(figures.beta, 2 * (m - 1) / m * perDevice / byteWork);
+  }
+  if (verbose)
+    std::fprintf(stderr,
+                 "pc-bench-calibrate: an all-reduce in the runtime: %.3g s "
+                 "of a member's cores per byte at 128 KiB\n",
+                 byteWork);
   if (verbose) // the seconds of the host's cores each measurement took
     std::fprintf(stderr,
                  "pc-bench-calibrate: cores' seconds per firing %.3g (its "

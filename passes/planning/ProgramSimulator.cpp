@@ -120,7 +120,11 @@ public:
               (result.step > 0 ? 1 - p->timing.compute / result.step : 0);
     result.idle = idle / double(devices);
     if (rates.sharedCores) {
-      result.coreSeconds = coreSeconds;
+      result.coreSeconds = work.coreSeconds;
+      result.kernelSeconds = work.kernelSeconds;
+      result.firingSeconds = work.firingSeconds;
+      result.latencySeconds = work.latencySeconds;
+      result.transferSeconds = work.transferSeconds;
       result.cores = hostCores();
     }
     return result;
@@ -155,6 +159,8 @@ private:
     /// receive's wait for its hop's latency, which holds no core.
     double wait = 0;
     bool asleep = false;
+    /// Of a compute op's work, the share that is its firing's overhead.
+    double firingShare = 0;
   };
 
   /// Time advances from one op's end to the next; at each end every stream
@@ -191,9 +197,10 @@ private:
       }
       now += dt;
       for (const Task &t : running)
-        coreSeconds +=
-            dt * double(t.program->ranks) *
-            (t.wait > 0 ? (t.asleep ? 0 : latencyCores() * waitRate) : rate);
+        countWork(t,
+                  dt * double(t.program->ranks) *
+                      (t.wait > 0 ? (t.asleep ? 0 : latencyCores() * waitRate)
+                                  : rate));
       for (Task &t : running) {
         if (t.wait > 0)
           t.wait = std::max(0.0, t.wait - dt * waitRateOf(t));
@@ -210,6 +217,19 @@ private:
       for (const Task &t : done)
         finish(t, now);
     }
+  }
+
+  /// Adds `seconds` of the cores that `t` kept busy to the step's work.
+  void countWork(const Task &t, double seconds) {
+    if (t.wait > 0)
+      work.latencySeconds += seconds;
+    else if (t.comm)
+      work.transferSeconds += seconds;
+    else {
+      work.firingSeconds += seconds * t.firingShare;
+      work.kernelSeconds += seconds * (1 - t.firingShare);
+    }
+    work.coreSeconds += seconds;
   }
 
   /// The cores the busy ops share: on shared cores, the host's (one per
@@ -251,6 +271,8 @@ private:
           Operation *op = s.ops[s.next++];
           Task t{p.get(), &s, op, now, 0, isCommOp(op)};
           t.left = duration(*p, op, t.wait);
+          if (!t.comm && t.left > 0)
+            t.firingShare = std::min(1.0, firingOverhead() / t.left);
           if (auto recv = dyn_cast<RecvOp>(op); recv && rates.p2pWork > 0) {
             // The hop's latency beyond its work, from its send's end.
             t.wait = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
@@ -346,10 +368,10 @@ private:
     // latency), beyond the kernel's measured time.
     if (double measured = profile ? profile->lookup(op) : -1; measured >= 0) {
       ++t.measured;
-      return measured + rates.kernelLatency;
+      return measured + firingOverhead();
     }
     if (!sbp) // views, parameters, constants
-      return profile ? rates.kernelLatency : 0;
+      return firingOverhead();
     ++t.modelled;
     double bytes = 0;
     for (Type ty : op->getOperandTypes())
@@ -362,6 +384,10 @@ private:
                                                                  : cost;
     return c.kernel(sbp.getComputeCost(), bytes, /*matmul=*/true);
   }
+
+  /// The runtime's cost of firing an op, beyond its kernel: counted where
+  /// a profile times the kernels (the roofline's rates already hold it).
+  double firingOverhead() const { return profile ? rates.kernelLatency : 0; }
 
   int64_t groupSize(Operation *op) {
     if (auto r = dyn_cast<RedistributeOp>(op))
@@ -439,8 +465,8 @@ private:
   MeshCache meshes;
   const OpProfile *profile;
   std::vector<std::unique_ptr<Program>> programs;
-  int64_t devices = 0;    // the ranks of all programs
-  double coreSeconds = 0; // of the busy ops, all ranks
+  int64_t devices = 0; // the ranks of all programs
+  Simulation work;     // its core seconds, of the busy ops, all ranks
   /// When the k-th send of a pair ended.
   std::map<std::pair<std::string, int64_t>, double> posted;
 };
@@ -470,9 +496,14 @@ std::string formatSimulation(const Simulation &s) {
                          t.name.c_str(), (long long)t.measured,
                          (long long)t.modelled);
   if (s.cores > 0 && s.step > 0)
-    os << llvm::format("pc-simulate: the host's cores: %.3f ms of work, "
-                       "%.2f of %.2f usable cores busy on average\n",
-                       1e3 * s.coreSeconds, s.coreSeconds / s.step, s.cores);
+    os << llvm::format("pc-simulate: the host's cores: %.3f ms of work "
+                       "(kernels %.3f, firings %.3f, collectives' latency "
+                       "%.3f, transfers %.3f), %.2f of %.2f usable cores "
+                       "busy on average\n",
+                       1e3 * s.coreSeconds, 1e3 * s.kernelSeconds,
+                       1e3 * s.firingSeconds, 1e3 * s.latencySeconds,
+                       1e3 * s.transferSeconds, s.coreSeconds / s.step,
+                       s.cores);
   os << llvm::format("pc-simulate: predicted step %.3f ms\n", 1e3 * s.step);
   return out;
 }

@@ -72,6 +72,12 @@ struct Simulation {
   /// there are. The runtime there is CPU-bound: its step is about this
   /// work over the cores it keeps busy.
   double coreSeconds = 0, cores = 0;
+  /// That work by what it does: the kernels' measured or roofline time,
+  /// each firing's runtime overhead (kernel_latency), the collectives'
+  /// latencies (the share of the cores their members hold), and the
+  /// transfers' copies and hops.
+  double kernelSeconds = 0, firingSeconds = 0, latencySeconds = 0,
+         transferSeconds = 0;
   /// Empty, or why the programs cannot be simulated (no programs; a
   /// receive that no send matches).
   std::string error;

@@ -1,7 +1,9 @@
 //===- Launcher.cpp - Running a body on every hosted rank -----------------===//
 
 #include "runtime/comm/Launcher.h"
+#include "runtime/device/Device.h"
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -14,6 +16,7 @@ absl::Status launch(World &world, std::span<const int64_t> ranks,
   threads.reserve(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i)
     threads.emplace_back([&, i] {
+      nameThisThread("rank " + std::to_string(ranks[i]));
       absl::Status s = body(ranks[i]);
       // Release the ranks waiting for this one, here and in other
       // processes.

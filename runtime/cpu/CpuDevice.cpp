@@ -268,6 +268,7 @@ void CpuStream::run() {
   // An OpenMP setting of this thread alone: the parallel regions of the
   // kernels it runs (oneDNN's) get this many threads.
   omp_set_num_threads(threads);
+  nameThisThread(streamName);
   for (;;) {
     Item item;
     absl::Status current;

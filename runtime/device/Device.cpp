@@ -2,7 +2,23 @@
 
 #include "runtime/device/Device.h"
 
+#include <string>
+
+#ifdef __linux__
+#include <pthread.h>
+#endif
+
 namespace pc::runtime {
+
+void nameThisThread(std::string_view name) {
+#ifdef __linux__
+  // Longer names are refused, not cut.
+  std::string shortName(name.substr(0, 15));
+  pthread_setname_np(pthread_self(), shortName.c_str());
+#else
+  (void)name;
+#endif
+}
 
 Buffer &Buffer::operator=(Buffer &&other) noexcept {
   if (this != &other) {

@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#ifdef __linux__
+#include <pthread.h>
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -201,6 +205,35 @@ TEST(CpuStream, RunsTasksInOrderAsynchronously) {
   for (int i = 0; i < 100; ++i)
     EXPECT_EQ(order[i], i + 1);
 }
+
+#ifdef __linux__
+/// The name of the calling thread, as top -H and perf show it.
+std::string threadName() {
+  char name[16] = {};
+  pthread_getname_np(pthread_self(), name, sizeof(name));
+  return name;
+}
+
+TEST(CpuStream, ItsWorkerIsNamedAfterTheStream) {
+  CpuDevice device(3);
+  auto compute = makeStream(device, "compute");
+  auto offload = makeStream(device, "offload copies");
+  std::string computeName, offloadName;
+  compute->enqueue([&] {
+    computeName = threadName();
+    return absl::OkStatus();
+  });
+  offload->enqueue([&] {
+    offloadName = threadName();
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(compute->synchronize().ok());
+  ASSERT_TRUE(offload->synchronize().ok());
+  EXPECT_EQ(computeName, "cpu:3/compute");
+  // Linux keeps 15 characters.
+  EXPECT_EQ(offloadName, "cpu:3/offload c");
+}
+#endif
 
 TEST(CpuStream, AFailedTaskPoisonsTheStream) {
   CpuDevice device(0);

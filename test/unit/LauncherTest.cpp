@@ -11,6 +11,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
+#include <vector>
+
+#ifdef __linux__
+#include <pthread.h>
+#endif
 
 using namespace pc::runtime;
 
@@ -28,6 +34,24 @@ TEST(LauncherTest, EveryRankRunsOnce) {
   EXPECT_TRUE(s.ok()) << s;
   EXPECT_EQ(sum.load(), 15);
 }
+
+#ifdef __linux__
+TEST(LauncherTest, EachRanksThreadIsNamedAfterIt) {
+  std::unique_ptr<World> world = makeInProcessWorld();
+  ASSERT_TRUE(world->beginRun(2).ok());
+  std::vector<std::string> names(2);
+  std::vector<int64_t> ranks = {0, 1};
+  absl::Status s = launch(*world, ranks, [&](int64_t rank) {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    names[rank] = name;
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(names[0], "rank 0");
+  EXPECT_EQ(names[1], "rank 1");
+}
+#endif
 
 TEST(LauncherTest, AFailureReleasesTheWaitersAndIsTheError) {
   std::unique_ptr<World> world = makeInProcessWorld();

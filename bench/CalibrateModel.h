@@ -1,0 +1,99 @@
+//===- CalibrateModel.h - A spec, fitted with pc-simulate ----- -*- C++ -*-===//
+//
+// pc-bench-calibrate's spec (its figures and JSON), pc-simulate over it,
+// the bisection that fits a figure to a measured time, and a training
+// step's firing cost.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PC_BENCH_CALIBRATEMODEL_H
+#define PC_BENCH_CALIBRATEMODEL_H
+
+#include "absl/status/statusor.h"
+
+#include <cstdio>
+#include <string>
+
+namespace pc::calibrate {
+
+/// The figures of a spec, and its JSON (docs/planning.md).
+struct Figures {
+  int devices = 1, threads = 1, concurrent = 1;
+  double flops = 0, memory = 0, bandwidth = 0;
+  double beta = 0, alpha = 0, call = 0, p2p = 0, p2pWork = 0, firing = 0;
+  double latencyBusy = 1, coreEfficiency = 1;
+
+  std::string json() const {
+    std::string out;
+    auto add = [&](const char *format, auto... args) {
+      char line[512];
+      std::snprintf(line, sizeof(line), format, args...);
+      out += line;
+    };
+    add("{\n  \"name\": \"%d CPU virtual devices (%d threads each), "
+        "calibrated by pc-bench-calibrate\",\n",
+        devices, threads);
+    add("  \"nodes\": 1,\n  \"devices_per_node\": %d,\n", devices);
+    add("  \"concurrent_devices\": %d,\n", concurrent);
+    add("  \"device\": {\n    \"name\": \"CPU virtual device\",\n"
+        "    \"peak_flops\": {\"f32\": %.4g, \"bf16\": %.4g},\n"
+        "    \"memory\": %.4g,\n    \"memory_bandwidth\": %.4g\n  },\n",
+        flops, flops, memory, bandwidth);
+    if (devices > 1) {
+      add("  \"intra_node\": {\"kind\": \"shared-memory\", \"bandwidth\": "
+          "%.4g, \"latency\": %.4g",
+          beta, alpha);
+      if (call > 0)
+        add(", \"call_latency\": %.4g", call);
+      if (p2p > 0)
+        add(", \"p2p_latency\": %.4g", p2p);
+      if (p2pWork > 0)
+        add(", \"p2p_work\": %.4g", p2pWork);
+      if (latencyBusy < 1)
+        add(", \"latency_busy\": %.3g", latencyBusy);
+      out += "},\n";
+    }
+    add("  \"efficiency\": {\n    \"matmul\": 1,\n    \"memory\": 1,\n"
+        "    \"collective\": 1,\n    \"kernel_latency\": %.4g,\n",
+        firing);
+    if (coreEfficiency < 1)
+      add("    \"shared_cores\": %.3g,\n", coreEfficiency);
+    out += "    \"usable_memory\": 0.8\n  }\n}\n";
+    return out;
+  }
+};
+
+/// pc-simulate's step for `src` over `figures` (written to a spec file,
+/// as pc-run --cluster reads it), its compute timed by `profile` (the
+/// JSON of Program::profileOps).
+absl::StatusOr<double> simulated(const std::string &src, const Figures &figures,
+                                 const std::string &profile,
+                                 bool train = false);
+
+/// The value of `field` in [lo, hi] at which pc-simulate predicts
+/// `measured` for `src`, by bisection: the prediction grows with it. The
+/// ops are profiled once, so that every step of it sees the same times.
+absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
+                           double hi, const std::string &src, double measured);
+
+/// A residual MLP (two blocks of layer norm, matmul, GELU, matmul and add;
+/// a head and its cross-entropy) on one device, trained with Adam: the mix
+/// of firings a model's training step has (parameters read and updated,
+/// ops of two and three inputs, values read twice, activations of 64 KiB),
+/// which a chain of tiny exponentials lacks.
+std::string trainingGraph();
+
+/// The seconds of the host's cores a firing of a training step takes
+/// beyond its kernel: `devices` sessions of one device each train
+/// trainingGraph() at once (the threads of `devices` devices, and no
+/// collectives), and each step's seconds of the cores, less its kernels'
+/// (an op profile, as pc-run --profile-ops times them), are shared among
+/// its firings (as pc-simulate counts them). `busyCores`: the cores the
+/// sessions kept busy on average.
+absl::StatusOr<double> trainingFiring(int devices, int threads,
+                                      const Figures &figures,
+                                      double *busyCores);
+
+} // namespace pc::calibrate
+
+#endif // PC_BENCH_CALIBRATEMODEL_H
