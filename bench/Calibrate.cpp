@@ -10,10 +10,9 @@
 // cores run at once at those rates (concurrent_devices: the simulator
 // shares the cores among the busy ones); and, with every device taking
 // part, each in wall time and in seconds of the host's cores (the
-// process's CPU time): what the runtime adds to a kernel at each firing
-// (a chain of 256 tiny ops compiled and run by the actor runtime, less the
-// kernel's own time as pc-run --profile-ops measures it) and the share of
-// the cores that chain kept busy (efficiency.shared_cores), the
+// process's CPU time): the cost of a tiny op's firing (a chain of 256
+// tiny ops compiled and run by the actor runtime, less the kernel's own
+// time as pc-run --profile-ops measures it; the fits below use it), the
 // shared-memory communicator's all-reduce bandwidth (direct calls) and
 // latency (a compiled chain of tiny all-reduces, as the runtime fires
 // them: the members meet from their own streams; with 4 or more devices,
@@ -198,14 +197,15 @@ int main(int argc, char **argv) {
     // The receive's own firing is timed as an op.
     p2p = std::max(0.0, *hop - *latency);
   }
-  // More devices than the cores run at once: the simulator counts each
-  // firing as work on the shared cores, which the chain's devices shared.
-  // The kernel's own time is in an op profile; the spec's kernel latency
-  // is the rest, what the runtime adds to every firing.
-  // The share of the cores the chain kept busy (its seconds of the cores
-  // over its wall time): a thread woken runs some microseconds later, and
-  // the runtime's threads leave that idle. A firing's work is what each
-  // device had of the busy cores per op, so that the chain's time is kept.
+  // The chain's firing cost, for the fits below, which are of chains (the
+  // spec's is a training step's, further down). More devices than the
+  // cores run at once: the simulator counts each firing as work on the
+  // shared cores, which the chain's devices shared. The kernel's own time
+  // is in an op profile; the firing cost is the rest. The share of the
+  // cores the chain kept busy (its seconds of the cores over its wall
+  // time): a thread woken runs some microseconds later, and the runtime's
+  // threads leave that idle. A firing's work is what each device had of
+  // the busy cores per op, so that the chain's time is kept.
   const double share = devices > concurrent ? double(concurrent) / devices : 1;
   double coreEfficiency = 1;
   if (devices > concurrent)
@@ -255,47 +255,51 @@ int main(int argc, char **argv) {
   }
   // The spec's firing cost and share of the cores are a training step's.
   // The chains' tiny ops, one input and one reader each, cost a firing
-  // 30-50% less, and kept fewer cores busy (1.7-1.8 of 2, against 1.85-1.9
-  // and the tiny GPT's 1.8-2.0); the fits above are of the chains'
-  // measurements, so they use the chains' figures.
+  // 30-50% less and keep fewer cores busy (docs/planning.md); the fits
+  // above are of the chains' measurements, so they use the chains'
+  // figures.
+  const bool shared = devices > concurrent;
   double trainingBusy = 0;
   absl::StatusOr<double> stepFiring =
-      trainingFiring(devices, threads, figures, &trainingBusy);
+      trainingFiring(devices, threads, figures, shared, &trainingBusy);
   if (failed(stepFiring.status()))
     return 1;
   if (verbose)
     std::fprintf(stderr,
-                 "pc-bench-calibrate: a training step's firing %.3g s of the "
-                 "cores (the chain's %.3g), %.3g cores busy\n",
+                 "pc-bench-calibrate: a training step's firing %.3g s (the "
+                 "chain's %.3g), %.3g cores busy\n",
                  *stepFiring, figures.firing, trainingBusy);
+  // A hop's receive is charged the step's firing cost now, so its work is
+  // what remains of the ring's measured hop.
+  if (shared)
+    figures.p2pWork = std::max(
+        1e-7, figures.p2pWork - std::max(0.0, *stepFiring - figures.firing));
   figures.firing = *stepFiring;
-  if (devices > concurrent)
+  if (shared)
     figures.coreEfficiency =
         std::clamp(trainingBusy / double(concurrent), 0.05, 1.0);
   // The link's bandwidth: the lower of the direct calls' and the one that
   // gives an all-reduce in the runtime its measured work per byte (the
   // simulator counts a link's wall time with every device taking part as
   // the usable cores' work, shared among the devices).
-  double byteWork = 0;
   if (devices > 1) {
-    absl::StatusOr<double> w = allReduceByteWork(devices, threads);
-    if (failed(w.status()))
+    absl::StatusOr<double> byteWork =
+        allReduceByteWork(devices, threads, shared);
+    if (failed(byteWork.status()))
       return 1;
-    byteWork = *w;
     const double m = devices;
     const double perDevice =
-        devices > concurrent
-            ? double(concurrent) * figures.coreEfficiency / double(devices)
-            : 1.0;
-    if (byteWork > 0)
+        shared ? double(concurrent) * figures.coreEfficiency / double(devices)
+               : 1.0;
+    if (*byteWork > 0)
       figures.beta =
-          std::min(figures.beta, 2 * (m - 1) / m * perDevice / byteWork);
+          std::min(figures.beta, 2 * (m - 1) / m * perDevice / *byteWork);
+    if (verbose)
+      std::fprintf(stderr,
+                   "pc-bench-calibrate: an all-reduce in the runtime: %.3g s "
+                   "of a member's time per byte at 128 KiB\n",
+                   *byteWork);
   }
-  if (verbose)
-    std::fprintf(stderr,
-                 "pc-bench-calibrate: an all-reduce in the runtime: %.3g s "
-                 "of a member's cores per byte at 128 KiB\n",
-                 byteWork);
   if (verbose) // the seconds of the host's cores each measurement took
     std::fprintf(stderr,
                  "pc-bench-calibrate: cores' seconds per firing %.3g (its "

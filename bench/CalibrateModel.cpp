@@ -6,7 +6,10 @@
 #include "api/Program.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <unistd.h>
+#include <vector>
 
 namespace pc::calibrate {
 
@@ -103,7 +106,7 @@ std::string trainingGraph() {
 }
 
 absl::StatusOr<double> trainingFiring(int devices, int threads,
-                                      const Figures &figures,
+                                      const Figures &figures, bool inCores,
                                       double *busyCores) {
   const std::string src = trainingGraph();
   pc::api::CompileOptions options;
@@ -114,11 +117,11 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
     return program.status();
   std::vector<std::unique_ptr<pc::api::Session>> sessions;
   for (int d = 0; d < devices; ++d) {
-    pc::api::SessionOptions so;
-    so.devices = 1;
-    so.threadsPerDevice = threads;
+    pc::api::SessionOptions sessionOptions;
+    sessionOptions.devices = 1;
+    sessionOptions.threadsPerDevice = threads;
     absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
-        pc::api::Session::create(*program, so);
+        pc::api::Session::create(*program, sessionOptions);
     if (!session.ok())
       return session.status();
     absl::StatusOr<std::vector<pc::runtime::HostTensor>> inputs =
@@ -136,7 +139,7 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
   // Rounds of steps on every session at once; the median round, as the
   // bench takes the median step.
   const int steps = 8;
-  std::vector<double> cpus, busy;
+  std::vector<double> perStep, busy;
   for (int round = 0; round < 7; ++round) {
     std::vector<absl::Status> status(devices);
     double c0 = cpuNow();
@@ -149,7 +152,9 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
         return s;
     if (round == 0)
       continue; // warm-up: primitives, pages, the allocators' caches
-    cpus.push_back(cpu / (double(devices) * steps));
+    // On cores of their own the sessions' steps are wall time, which the
+    // simulator counts per device; on shared cores, seconds of the cores.
+    perStep.push_back(inCores ? cpu / (double(devices) * steps) : wall / steps);
     busy.push_back(cpu / wall);
   }
   if (busyCores)
@@ -172,7 +177,7 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
   double firings = (*withFirings - *kernels) / 1e-6;
   if (firings < 1)
     return absl::InternalError("the training step has no firings to share");
-  return std::max(1e-9, (median(cpus) - *kernels) / firings);
+  return std::max(1e-9, (median(perStep) - *kernels) / firings);
 }
 
 } // namespace pc::calibrate

@@ -1,4 +1,4 @@
-//===- CalibrateModel.h - A spec, fitted with pc-simulate ----- -*- C++ -*-===//
+//===- CalibrateModel.h - A spec, fitted with pc-simulate -------*- C++ -*-===//
 //
 // pc-bench-calibrate's spec (its figures and JSON), pc-simulate over it,
 // the bisection that fits a figure to a measured time, and a training
@@ -83,16 +83,18 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
 /// which a chain of tiny exponentials lacks.
 std::string trainingGraph();
 
-/// The seconds of the host's cores a firing of a training step takes
-/// beyond its kernel: `devices` sessions of one device each train
-/// trainingGraph() at once (the threads of `devices` devices, and no
-/// collectives), and each step's seconds of the cores, less its kernels'
-/// (an op profile, as pc-run --profile-ops times them), are shared among
-/// its firings (as pc-simulate counts them). `busyCores`: the cores the
-/// sessions kept busy on average.
+/// What a firing of a training step costs beyond its kernel: `devices`
+/// sessions of one device each train trainingGraph() at once (the threads
+/// of `devices` devices, and no collectives), and each step's time, less
+/// its kernels' (an op profile, as pc-run --profile-ops times them), is
+/// shared among its firings (as pc-simulate counts them). The step's time
+/// is its seconds of the host's cores with `inCores` (devices sharing the
+/// cores, where the simulator counts work on them), else its wall time
+/// (a device on cores of its own). `busyCores`: the cores the sessions
+/// kept busy on average.
 absl::StatusOr<double> trainingFiring(int devices, int threads,
-                                      const Figures &figures,
-                                      double *busyCores);
+                                      const Figures &figures, bool inCores,
+                                      double *busyCores = nullptr);
 
 } // namespace pc::calibrate
 

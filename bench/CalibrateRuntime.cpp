@@ -13,7 +13,7 @@
 
 namespace pc::calibrate {
 
-double now() {
+static double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -86,7 +86,10 @@ absl::StatusOr<double> timeChain(const std::string &src, int devices,
   return median(runs);
 }
 
-std::string chain(int devices, int links, const std::string &body) {
+/// A chain of `links` on every device: each link is `body` (with $IN and
+/// $OUT standing for its input and output, and $I for its index) on a
+/// vector split over the mesh.
+static std::string chain(int devices, int links, const std::string &body) {
   std::string type =
       "tensor<" + std::to_string(8 * devices) + "xf32, #pc.sbp<@m, [S(0)]>>";
   std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
@@ -107,6 +110,24 @@ std::string chain(int devices, int links, const std::string &body) {
   return src + "  return " + prev + " : " + type + "\n}\n";
 }
 
+/// The op profile of `src`'s graph @chain, as pc-run --profile-ops takes
+/// it with `threads` threads a device.
+static absl::StatusOr<pc::OpProfile> profileOf(const std::string &src,
+                                               int threads) {
+  absl::StatusOr<pc::api::Program> program =
+      pc::api::compileSource(src, "calibrate");
+  if (!program.ok())
+    return program.status();
+  absl::StatusOr<std::string> json = program->profileOps(threads);
+  if (!json.ok())
+    return json.status();
+  llvm::Expected<pc::OpProfile> profile =
+      pc::parseOpProfile(*json, "the chain's profile");
+  if (!profile)
+    return absl::InternalError(llvm::toString(profile.takeError()));
+  return *std::move(profile);
+}
+
 absl::StatusOr<double> opLatency(int devices, int threads, double *kernel,
                                  double *cpu) {
   const int ops = 256;
@@ -117,17 +138,9 @@ absl::StatusOr<double> opLatency(int devices, int threads, double *kernel,
   if (cpu)
     *cpu /= double(ops) * devices;
   if (kernel) {
-    absl::StatusOr<pc::api::Program> program =
-        pc::api::compileSource(src, "calibrate");
-    if (!program.ok())
-      return program.status();
-    absl::StatusOr<std::string> json = program->profileOps(threads);
-    if (!json.ok())
-      return json.status();
-    llvm::Expected<pc::OpProfile> profile =
-        pc::parseOpProfile(*json, "the chain's profile");
-    if (!profile)
-      return absl::InternalError(llvm::toString(profile.takeError()));
+    absl::StatusOr<pc::OpProfile> profile = profileOf(src, threads);
+    if (!profile.ok())
+      return profile.status();
     *kernel = 0;
     for (const auto &[key, seconds] : profile->seconds)
       if (llvm::StringRef(key).starts_with("pc.exp "))
@@ -155,7 +168,8 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
   return std::max(0.0, *t / links - 2 * opCost);
 }
 
-absl::StatusOr<double> allReduceByteWork(int devices, int threads) {
+absl::StatusOr<double> allReduceByteWork(int devices, int threads,
+                                         bool inCores) {
   const int links = 64;
   auto source = [&](int64_t count) {
     std::string n = std::to_string(count), d = std::to_string(devices);
@@ -176,7 +190,8 @@ absl::StatusOr<double> allReduceByteWork(int devices, int threads) {
     }
     return src + "  return " + prev + " : " + t + "\n}\n";
   };
-  // Per member and link: the seconds of the cores, and the kernels'.
+  // Per member and link: its time (of the cores, or wall), and the
+  // kernels'.
   auto perLink = [&](int64_t count, double &kernels) -> absl::StatusOr<double> {
     std::string src = source(count);
     double cpu = 0;
@@ -184,32 +199,24 @@ absl::StatusOr<double> allReduceByteWork(int devices, int threads) {
         timeChain(src, devices, threads, {count, devices}, &cpu);
     if (!t.ok())
       return t;
-    absl::StatusOr<pc::api::Program> program =
-        pc::api::compileSource(src, "calibrate");
-    if (!program.ok())
-      return program.status();
-    absl::StatusOr<std::string> json = program->profileOps(threads);
-    if (!json.ok())
-      return json.status();
-    llvm::Expected<pc::OpProfile> profile =
-        pc::parseOpProfile(*json, "the chain's profile");
-    if (!profile)
-      return absl::InternalError(llvm::toString(profile.takeError()));
+    absl::StatusOr<pc::OpProfile> profile = profileOf(src, threads);
+    if (!profile.ok())
+      return profile.status();
     kernels = 0;
     for (const auto &[key, seconds] : profile->seconds)
       kernels += seconds; // the link's sum and add
-    return cpu / (double(links) * devices);
+    return inCores ? cpu / (double(links) * devices) : *t / links;
   };
   const int64_t count = 32768;
-  double kSmall = 0, kBig = 0;
-  absl::StatusOr<double> small = perLink(1, kSmall);
+  double smallKernels = 0, bigKernels = 0;
+  absl::StatusOr<double> small = perLink(1, smallKernels);
   if (!small.ok())
     return small;
-  absl::StatusOr<double> big = perLink(count, kBig);
+  absl::StatusOr<double> big = perLink(count, bigKernels);
   if (!big.ok())
     return big;
   double bytes = 4.0 * double(count - 1);
-  return std::max(0.0, (*big - *small - (kBig - kSmall)) / bytes);
+  return std::max(0.0, (*big - *small - (bigKernels - smallKernels)) / bytes);
 }
 
 absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
@@ -244,7 +251,11 @@ absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
   return std::max(0.0, *time / links - 2 * opCost);
 }
 
-std::string hopRing(int devices, int links) {
+/// A pipeline's hop as the actor runtime runs it, with every device busy:
+/// `devices` tokens circulate at once through a ring of one-device meshes,
+/// each of `links` links a transfer to the next device and an exponential
+/// there.
+static std::string hopRing(int devices, int links) {
   auto type = [](int mesh) {
     return "tensor<8xf32, #pc.sbp<@m" + std::to_string(mesh) + ", [B]>>";
   };

@@ -1,4 +1,4 @@
-//===- CalibrateRuntime.h - Measuring the actor runtime ---- -*- C++ -*-===//
+//===- CalibrateRuntime.h - Measuring the actor runtime ---------*- C++ -*-===//
 //
 // pc-bench-calibrate's measurements of the actor runtime: clocks, and the
 // chains of ops, all-reduces and hops it compiles and runs on N CPU
@@ -19,11 +19,10 @@
 
 namespace pc::calibrate {
 
-double now();
-
 /// The seconds of the host's cores this process has used, all its threads.
 double cpuNow();
 
+/// The median of `v`, which must not be empty.
 double median(std::vector<double> v);
 
 /// Runs `work(device)` on every device at once; the slowest device's time,
@@ -37,11 +36,6 @@ double concurrently(int devices, int rounds,
 absl::StatusOr<double> timeChain(const std::string &src, int devices,
                                  int threads, std::vector<int64_t> shape = {},
                                  double *cpu = nullptr);
-
-/// A chain of `links` on every device: each link is `body` (with $IN and
-/// $OUT standing for its input and output, and $I for its index) on a
-/// vector split over the mesh.
-std::string chain(int devices, int links, const std::string &body);
 
 /// The time one op of a per-device program takes, as the devices run
 /// together: a chain of 256 tiny exponentials on every device, per op.
@@ -59,15 +53,17 @@ absl::StatusOr<double> opLatency(int devices, int threads,
 absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
                                         double *cpu = nullptr);
 
-/// The seconds of the host's cores one member spends per byte of an
-/// all-reduce as the actor runtime runs it, at 128 KiB (a tiny model's
+/// The time one member spends per byte of an all-reduce as the actor
+/// runtime runs it (seconds of the host's cores with `inCores`, else
+/// wall seconds), at 128 KiB (a tiny model's
 /// activation): a chain of 64 links like allReduceLatency's over a
 /// payload of 32768 floats, against the same chain over 1 float, less the
 /// links' other two kernels (an op profile). Direct calls of 64 MiB
 /// stream at several times the rate: a collective at a model's sizes
 /// also copies its operand in and out of the runtime's tensors, and its
 /// members' copies meet in the caches of two shared cores.
-absl::StatusOr<double> allReduceByteWork(int devices, int threads);
+absl::StatusOr<double> allReduceByteWork(int devices, int threads,
+                                         bool inCores);
 
 /// The same chain with the all-reduces in pairs of devices (a 2-axis mesh
 /// whose second axis has 2), every pair at once: with the full group's,
@@ -76,12 +72,6 @@ absl::StatusOr<double> allReduceByteWork(int devices, int threads);
 absl::StatusOr<double> pairAllReduceLatency(int devices, int threads,
                                             double opCost,
                                             double *cpu = nullptr);
-
-/// A pipeline's hop as the actor runtime runs it, with every device busy:
-/// `devices` tokens circulate at once through a ring of one-device meshes,
-/// each of `links` links a transfer to the next device and an exponential
-/// there.
-std::string hopRing(int devices, int links);
 
 /// The time of a link of hopRing (a send, its receive, and the hand-offs
 /// between the devices' streams), less the exponential's (`opCost`, as

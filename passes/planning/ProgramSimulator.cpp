@@ -120,11 +120,7 @@ public:
               (result.step > 0 ? 1 - p->timing.compute / result.step : 0);
     result.idle = idle / double(devices);
     if (rates.sharedCores) {
-      result.coreSeconds = work.coreSeconds;
-      result.kernelSeconds = work.kernelSeconds;
-      result.firingSeconds = work.firingSeconds;
-      result.latencySeconds = work.latencySeconds;
-      result.transferSeconds = work.transferSeconds;
+      result.work = work;
       result.cores = hostCores();
     }
     return result;
@@ -222,14 +218,14 @@ private:
   /// Adds `seconds` of the cores that `t` kept busy to the step's work.
   void countWork(const Task &t, double seconds) {
     if (t.wait > 0)
-      work.latencySeconds += seconds;
+      work.latency += seconds;
     else if (t.comm)
-      work.transferSeconds += seconds;
+      work.transfers += seconds;
     else {
-      work.firingSeconds += seconds * t.firingShare;
-      work.kernelSeconds += seconds * (1 - t.firingShare);
+      work.firings += seconds * t.firingShare;
+      work.kernels += seconds * (1 - t.firingShare);
     }
-    work.coreSeconds += seconds;
+    work.total += seconds;
   }
 
   /// The cores the busy ops share: on shared cores, the host's (one per
@@ -270,9 +266,10 @@ private:
             continue;
           Operation *op = s.ops[s.next++];
           Task t{p.get(), &s, op, now, 0, isCommOp(op)};
-          t.left = duration(*p, op, t.wait);
-          if (!t.comm && t.left > 0)
-            t.firingShare = std::min(1.0, firingOverhead() / t.left);
+          double firing = 0;
+          t.left = duration(*p, op, t.wait, firing);
+          if (t.left > 0)
+            t.firingShare = std::min(1.0, firing / t.left);
           if (auto recv = dyn_cast<RecvOp>(op); recv && rates.p2pWork > 0) {
             // The hop's latency beyond its work, from its send's end.
             t.wait = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
@@ -319,8 +316,9 @@ private:
   }
 
   /// The seconds of work `op` takes alone; `wait`, the latency it spends
-  /// before that work without taking a core.
-  double duration(Program &p, Operation *op, double &wait) {
+  /// before that work without taking a core; `firing`, the part of the
+  /// work that is the runtime's cost of firing a compute op.
+  double duration(Program &p, Operation *op, double &wait, double &firing) {
     if (auto recv = dyn_cast<RecvOp>(op)) {
       ++p.recvs[pairOf(recv.getFromAttr(), recv.getToAttr())];
       ++p.timing.collectives;
@@ -329,7 +327,7 @@ private:
       return cost.kernel(0, bytesOf(recv.getType()), false);
     }
     if (!isCommOp(op))
-      return computeTime(op, p.timing);
+      return computeTime(op, p.timing, firing);
     // The link's rates were measured in wall time with every device taking
     // part: on shared cores that time is the work of all of them at once.
     // A hop's p2p_work is already its seconds of the cores.
@@ -360,18 +358,23 @@ private:
     }
   }
 
-  double computeTime(Operation *op, ProgramTiming &t) {
+  /// `op`'s compute time; `firing`, the runtime's cost of firing it, which
+  /// that time holds (the kernel latency).
+  double computeTime(Operation *op, ProgramTiming &t, double &firing) {
     auto sbp = dyn_cast<SbpOpInterface>(op);
     if (sbp)
       t.flops += sbp.getComputeCost();
     // With a profile every firing pays the runtime's overhead (the kernel
-    // latency), beyond the kernel's measured time.
+    // latency), beyond the kernel's measured time; views and parameters
+    // fire too. Without one, the roofline's time holds the latency, and
+    // views and parameters take no time.
+    firing = profile || sbp ? rates.kernelLatency : 0;
     if (double measured = profile ? profile->lookup(op) : -1; measured >= 0) {
       ++t.measured;
-      return measured + firingOverhead();
+      return measured + firing;
     }
     if (!sbp) // views, parameters, constants
-      return firingOverhead();
+      return firing;
     ++t.modelled;
     double bytes = 0;
     for (Type ty : op->getOperandTypes())
@@ -384,10 +387,6 @@ private:
                                                                  : cost;
     return c.kernel(sbp.getComputeCost(), bytes, /*matmul=*/true);
   }
-
-  /// The runtime's cost of firing an op, beyond its kernel: counted where
-  /// a profile times the kernels (the roofline's rates already hold it).
-  double firingOverhead() const { return profile ? rates.kernelLatency : 0; }
 
   int64_t groupSize(Operation *op) {
     if (auto r = dyn_cast<RedistributeOp>(op))
@@ -411,7 +410,7 @@ private:
     if (isa<SendOp>(op) && (rates.p2pLatency > 0 || rates.p2pWork > 0)) {
       // A hop of its own rates. Without p2p_work, its latency was measured
       // with every device busy, as work on the shared cores (hopLatency in
-      // bench/Calibrate.cpp); with it, the receive waits the latency out
+      // bench/CalibrateRuntime.cpp); with it, the receive waits the latency out
       // and duration() adds the work.
       t.moved += in;
       ++t.collectives;
@@ -466,7 +465,7 @@ private:
   const OpProfile *profile;
   std::vector<std::unique_ptr<Program>> programs;
   int64_t devices = 0; // the ranks of all programs
-  Simulation work;     // its core seconds, of the busy ops, all ranks
+  CoreWork work;       // of the busy ops, all ranks
   /// When the k-th send of a pair ended.
   std::map<std::pair<std::string, int64_t>, double> posted;
 };
@@ -500,10 +499,9 @@ std::string formatSimulation(const Simulation &s) {
                        "(kernels %.3f, firings %.3f, collectives' latency "
                        "%.3f, transfers %.3f), %.2f of %.2f usable cores "
                        "busy on average\n",
-                       1e3 * s.coreSeconds, 1e3 * s.kernelSeconds,
-                       1e3 * s.firingSeconds, 1e3 * s.latencySeconds,
-                       1e3 * s.transferSeconds, s.coreSeconds / s.step,
-                       s.cores);
+                       1e3 * s.work.total, 1e3 * s.work.kernels,
+                       1e3 * s.work.firings, 1e3 * s.work.latency,
+                       1e3 * s.work.transfers, s.work.total / s.step, s.cores);
   os << llvm::format("pc-simulate: predicted step %.3f ms\n", 1e3 * s.step);
   return out;
 }

@@ -60,6 +60,15 @@ struct ProgramTiming {
   double end = 0; // when its last op ends
 };
 
+/// Seconds of the host's cores, by what kept them busy.
+struct CoreWork {
+  /// All of it; the kernels' measured or roofline time; each firing's
+  /// runtime overhead (kernel_latency); the collectives' latencies (the
+  /// share of the cores their members hold); the transfers' copies and
+  /// hops, receives' firings included.
+  double total = 0, kernels = 0, firings = 0, latency = 0, transfers = 0;
+};
+
 struct Simulation {
   std::vector<ProgramTiming> programs;
   /// The step: when the last program ends.
@@ -71,13 +80,8 @@ struct Simulation {
   /// host's cores the step keeps busy, all devices together, and the cores
   /// there are. The runtime there is CPU-bound: its step is about this
   /// work over the cores it keeps busy.
-  double coreSeconds = 0, cores = 0;
-  /// That work by what it does: the kernels' measured or roofline time,
-  /// each firing's runtime overhead (kernel_latency), the collectives'
-  /// latencies (the share of the cores their members hold), and the
-  /// transfers' copies and hops.
-  double kernelSeconds = 0, firingSeconds = 0, latencySeconds = 0,
-         transferSeconds = 0;
+  CoreWork work;
+  double cores = 0;
   /// Empty, or why the programs cannot be simulated (no programs; a
   /// receive that no send matches).
   std::string error;
