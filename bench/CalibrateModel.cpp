@@ -13,8 +13,13 @@
 
 namespace pc::calibrate {
 
-absl::StatusOr<double> simulated(const std::string &src, const Figures &figures,
-                                 const std::string &profile, bool train) {
+/// pc-simulate's step for `src` over `figures` (written to a spec file,
+/// as pc-run --cluster reads it), its compute timed by `profile` (the
+/// JSON of Program::profileOps).
+static absl::StatusOr<double> simulated(const std::string &src,
+                                        const Figures &figures,
+                                        const std::string &profile,
+                                        bool train = false) {
   char path[] = "/tmp/pc-calibrate-XXXXXX.json";
   int fd = mkstemps(path, 5);
   if (fd < 0)
@@ -62,7 +67,12 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
   return (lo + hi) / 2;
 }
 
-std::string trainingGraph() {
+/// A residual MLP (two blocks of layer norm, matmul, GELU, matmul and add;
+/// a head and its cross-entropy) on one device, trained with Adam: the mix
+/// of firings a model's training step has (parameters read and updated,
+/// ops of two and three inputs, values read twice, activations of 64 KiB),
+/// which a chain of tiny exponentials lacks.
+static std::string trainingGraph() {
   const std::string x = "tensor<256x64xf32>", h = "tensor<256x256xf32>",
                     v = "tensor<64xf32>";
   std::string src = "pc.mesh @m <[\"x\"=1]>\n"

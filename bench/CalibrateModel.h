@@ -63,34 +63,20 @@ struct Figures {
   }
 };
 
-/// pc-simulate's step for `src` over `figures` (written to a spec file,
-/// as pc-run --cluster reads it), its compute timed by `profile` (the
-/// JSON of Program::profileOps).
-absl::StatusOr<double> simulated(const std::string &src, const Figures &figures,
-                                 const std::string &profile,
-                                 bool train = false);
-
 /// The value of `field` in [lo, hi] at which pc-simulate predicts
 /// `measured` for `src`, by bisection: the prediction grows with it. The
 /// ops are profiled once, so that every step of it sees the same times.
 absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
                            double hi, const std::string &src, double measured);
 
-/// A residual MLP (two blocks of layer norm, matmul, GELU, matmul and add;
-/// a head and its cross-entropy) on one device, trained with Adam: the mix
-/// of firings a model's training step has (parameters read and updated,
-/// ops of two and three inputs, values read twice, activations of 64 KiB),
-/// which a chain of tiny exponentials lacks.
-std::string trainingGraph();
-
 /// What a firing of a training step costs beyond its kernel: `devices`
-/// sessions of one device each train trainingGraph() at once (the threads
-/// of `devices` devices, and no collectives), and each step's time, less
-/// its kernels' (an op profile, as pc-run --profile-ops times them), is
-/// shared among its firings (as pc-simulate counts them). The step's time
-/// is its seconds of the host's cores with `inCores` (devices sharing the
-/// cores, where the simulator counts work on them), else its wall time
-/// (a device on cores of its own). `busyCores`: the cores the sessions
+/// sessions of one device each train a small residual MLP at once (the
+/// threads of `devices` devices, and no collectives), and each step's
+/// time, less its kernels' (an op profile, as pc-run --profile-ops times
+/// them), is shared among its firings (as pc-simulate counts them). The
+/// step's time is its seconds of the host's cores with `inCores` (devices
+/// sharing the cores, where the simulator counts work on them), else its
+/// wall time (a device on cores of its own). `busyCores`: the cores the sessions
 /// kept busy on average.
 absl::StatusOr<double> trainingFiring(int devices, int threads,
                                       const Figures &figures, bool inCores,

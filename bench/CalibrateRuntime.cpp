@@ -50,9 +50,13 @@ double concurrently(int devices, int rounds,
   return best;
 }
 
-absl::StatusOr<double> timeChain(const std::string &src, int devices,
-                                 int threads, std::vector<int64_t> shape,
-                                 double *cpu) {
+/// The median time of a run of `src`'s graph @chain on `devices` CPU
+/// devices, compiled and run by the actor runtime; its one argument is a
+/// vector of 8 floats per device.
+static absl::StatusOr<double> timeChain(const std::string &src, int devices,
+                                        int threads,
+                                        std::vector<int64_t> shape = {},
+                                        double *cpu = nullptr) {
   if (shape.empty())
     shape = {8 * devices};
   absl::StatusOr<pc::api::Program> program =

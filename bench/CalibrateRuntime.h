@@ -30,13 +30,6 @@ double median(std::vector<double> v);
 double concurrently(int devices, int rounds,
                     const std::function<void(int)> &work);
 
-/// The median time of a run of `src`'s graph @chain on `devices` CPU
-/// devices, compiled and run by the actor runtime; its one argument is a
-/// vector of 8 floats per device.
-absl::StatusOr<double> timeChain(const std::string &src, int devices,
-                                 int threads, std::vector<int64_t> shape = {},
-                                 double *cpu = nullptr);
-
 /// The time one op of a per-device program takes, as the devices run
 /// together: a chain of 256 tiny exponentials on every device, per op.
 /// With `kernel`, also the time of the exponential's kernel alone, as
