@@ -76,8 +76,8 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
 /// them), is shared among its firings (as pc-simulate counts them). The
 /// step's time is its seconds of the host's cores with `inCores` (devices
 /// sharing the cores, where the simulator counts work on them), else its
-/// wall time (a device on cores of its own). `busyCores`: the cores the sessions
-/// kept busy on average.
+/// wall time (a device on cores of its own). `busyCores`: the cores the
+/// sessions kept busy on average.
 absl::StatusOr<double> trainingFiring(int devices, int threads,
                                       const Figures &figures, bool inCores,
                                       double *busyCores = nullptr);
