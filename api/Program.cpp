@@ -148,14 +148,15 @@ std::map<int64_t, MemoryUse> Program::predictedMemory() const {
   return out;
 }
 
-absl::StatusOr<std::string> Program::simulate(double *step,
-                                              const std::string &opProfile,
-                                              bool emulatedCompute,
-                                              double *idle) const {
+absl::StatusOr<std::string>
+Program::simulate(double *step, const std::string &opProfile,
+                  bool emulatedCompute, double *idle, double *work) const {
   if (step)
     *step = 0;
   if (idle)
     *idle = 0;
+  if (work)
+    *work = 0;
   if (!impl)
     return absl::FailedPreconditionError("no program");
   std::optional<OpProfile> profile;
@@ -176,6 +177,8 @@ absl::StatusOr<std::string> Program::simulate(double *step,
     *step = s.step;
   if (idle)
     *idle = s.idle;
+  if (work)
+    *work = s.work.total;
   return formatSimulation(s);
 }
 

@@ -201,11 +201,14 @@ public:
   /// With `emulatedCompute`, of a run whose compute is emulated
   /// (Session::emulateCompute): waits hold no core, so the devices do not
   /// share the host's. The mean share of the step the devices' compute is
-  /// idle (a pipeline's bubble, op by op) goes to `*idle` when given.
+  /// idle (a pipeline's bubble, op by op) goes to `*idle` when given; the
+  /// seconds of the host's cores the step takes, all devices together, to
+  /// `*work` (on shared cores; else 0).
   absl::StatusOr<std::string> simulate(double *step = nullptr,
                                        const std::string &opProfile = {},
                                        bool emulatedCompute = false,
-                                       double *idle = nullptr) const;
+                                       double *idle = nullptr,
+                                       double *work = nullptr) const;
   /// Times every distinct compute op of those programs alone on one CPU
   /// device of `threads` threads, by its kernel (vTrain's profiling step,
   /// docs/planning.md): a JSON op profile for simulate().

@@ -56,144 +56,198 @@ using namespace pc::calibrate;
 
 namespace {
 
-/// Prints `s` when it is an error, and says whether it is.
-bool failed(const absl::Status &s) {
-  if (s.ok())
-    return false;
-  std::fprintf(stderr, "pc-bench-calibrate: %s\n", s.ToString().c_str());
-  return true;
-}
-
-} // namespace
-
-int main(int argc, char **argv) {
-  int devices = 2;
+/// What every measurement is run with.
+struct Setup {
+  int devices = 2, threads = 1, concurrent = 1;
   bool verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--devices" && i + 1 < argc)
-      devices = std::atoi(argv[++i]);
-    else if (a == "--verbose")
-      verbose = true;
-    else {
-      std::fprintf(stderr, "usage: pc-bench-calibrate [--devices N] "
-                           "[--verbose] > spec.json\n");
-      return 2;
-    }
-  }
-  if (devices < 1) {
-    std::fprintf(stderr, "pc-bench-calibrate: --devices must be positive\n");
-    return 2;
-  }
-  const int cores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  const int threads = std::max(1, cores / devices);
-  openblas_set_num_threads(threads);
-  // The devices' rates are each device's alone; the simulator shares the
-  // cores among the devices busy at once, at most `concurrent` at full
-  // rate.
-  const int concurrent = std::max(1, cores / threads);
+};
 
+/// Each device's large-matmul rate and memory bandwidth, on one device
+/// alone (the simulator shares the cores).
+void measureDevice(Figures &f) {
   // Large products: 1024^3 per call.
   const int n = 1024, calls = 3;
-  std::vector<std::vector<float>> a(devices), c(devices);
-  for (int d = 0; d < devices; ++d) {
-    a[d].assign(size_t(n) * n, 1.0f / n);
-    c[d].assign(size_t(n) * n, 0.0f);
-  }
+  std::vector<std::vector<float>> a(1), c(1);
+  a[0].assign(size_t(n) * n, 1.0f / n);
+  c[0].assign(size_t(n) * n, 0.0f);
   double mm = concurrently(1, 3, [&](int d) {
     for (int i = 0; i < calls; ++i)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
                   a[d].data(), n, a[d].data(), n, 0.0f, c[d].data(), n);
   });
-  double flops = 2.0 * n * n * n * calls / mm;
+  f.flops = 2.0 * n * n * n * calls / mm;
 
   // Memory: copies of 64 MiB (each byte read once and written once).
   const size_t bytes = size_t(64) << 20;
-  std::vector<std::vector<char>> src(devices), dst(devices);
-  for (int d = 0; d < devices; ++d) {
-    src[d].assign(bytes, 1);
-    dst[d].assign(bytes, 0);
-  }
+  std::vector<std::vector<char>> src(1), dst(1);
+  src[0].assign(bytes, 1);
+  dst[0].assign(bytes, 0);
   double copy = concurrently(1, 5, [&](int d) {
     for (int i = 0; i < 4; ++i)
       std::memcpy(dst[d].data(), src[d].data(), bytes);
   });
-  double bandwidth = 2.0 * double(bytes) * 4 / copy;
+  f.bandwidth = 2.0 * double(bytes) * 4 / copy;
+}
 
+/// The communicator's all-reduce: its bandwidth (direct calls of 64 MiB)
+/// and its latency as the runtime fires it, in a part per call and a part
+/// per ring step; `opCost`, a chain op's time as every device runs them.
+absl::Status measureAllReduce(const Setup &setup, double opCost, Figures &f,
+                              double *cpuAll, double *cpuPair) {
+  const int devices = setup.devices, threads = setup.threads;
+  std::unique_ptr<World> world = makeInProcessWorld();
+  if (absl::Status s = world->beginRun(devices); !s.ok())
+    return s;
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (int d = 0; d < devices; ++d) {
+    auto e = world->endpoint(d);
+    if (!e.ok())
+      return e.status();
+    comms.push_back(std::move(*e));
+  }
+  std::vector<int64_t> group(devices);
+  for (int d = 0; d < devices; ++d)
+    group[d] = d;
+  auto allReduce = [&](int64_t count, int reps) {
+    std::vector<std::vector<float>> data(devices,
+                                         std::vector<float>(count, 1.0f));
+    return concurrently(devices, 3,
+                        [&](int d) {
+                          for (int i = 0; i < reps; ++i)
+                            (void)comms[d]->allReduce(
+                                data[d].data(), count, CommType::F32,
+                                pc::ReduceKind::Sum, group);
+                        }) /
+           reps;
+  };
+  const double m = devices;
+  double tSmall = allReduce(256, 200);
+  double big = double(size_t(64) << 20);
+  double tBig = allReduce(int64_t(big / 4), 3);
+  f.beta = 2 * (m - 1) / m * big / std::max(1e-9, tBig - tSmall);
+  // The latency is the runtime's: a direct call in a tight loop, whose
+  // members arrive together, costs a fraction of a firing whose members
+  // meet from their own streams (3x on two devices).
+  absl::StatusOr<double> inRuntime =
+      allReduceLatency(devices, threads, opCost, cpuAll);
+  if (!inRuntime.ok())
+    return inRuntime.status();
+  f.alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
+  // With pairs as well (4 or more devices, in pairs): the latency of a
+  // call over m members is call + 2 (m - 1) alpha. On shared cores most
+  // of it is the members' hand-offs, whatever the group's size.
+  if (devices >= 4 && devices % 2 == 0) {
+    absl::StatusOr<double> pairs =
+        pairAllReduceLatency(devices, threads, opCost, cpuPair);
+    if (!pairs.ok())
+      return pairs.status();
+    double full = std::max(tSmall, *inRuntime);
+    f.alpha =
+        std::max(tSmall / (2 * (m - 1)), (full - *pairs) / (2 * (m - 1) - 2));
+    f.call = std::max(0.0, full - 2 * (m - 1) * f.alpha);
+  }
+  return absl::OkStatus();
+}
+
+/// The figures a training step gives (with the chains' figures in `f`):
+/// the firing cost and the share of the cores the runtime keeps busy, the
+/// runtime's all-reduce bandwidth, and a pipeline hop's work.
+absl::Status trainingFigures(const Setup &setup, Figures &f) {
+  const int devices = setup.devices, threads = setup.threads,
+            concurrent = setup.concurrent;
+  const bool verbose = setup.verbose;
+  // The spec's firing cost and share of the cores are a training step's.
+  // The chains' tiny ops, one input and one reader each, cost a firing
+  // 30-50% less and keep fewer cores busy (docs/planning.md); the fits
+  // above are of the chains' measurements, so they use the chains'
+  // f.
+  const bool shared = devices > concurrent;
+  double trainingBusy = 0;
+  absl::StatusOr<double> stepFiring =
+      trainingFiring(devices, threads, f, shared, &trainingBusy);
+  if (!stepFiring.ok())
+    return stepFiring.status();
+  if (verbose)
+    std::fprintf(stderr,
+                 "pc-bench-calibrate: a training step's firing %.3g s (the "
+                 "chain's %.3g), %.3g cores busy\n",
+                 *stepFiring, f.firing, trainingBusy);
+  f.firing = *stepFiring;
+  if (shared)
+    f.coreEfficiency = std::clamp(trainingBusy / double(concurrent), 0.05, 1.0);
+  // The link's bandwidth: the lower of the direct calls' and the one that
+  // gives an all-reduce in the runtime its measured work per byte (the
+  // simulator counts a link's wall time with every device taking part as
+  // the usable cores' work, shared among the devices).
+  if (devices > 1) {
+    absl::StatusOr<double> byteWork =
+        allReduceByteWork(devices, threads, shared);
+    if (!byteWork.ok())
+      return byteWork.status();
+    const double m = devices;
+    const double perDevice =
+        shared ? double(concurrent) * f.coreEfficiency / double(devices) : 1.0;
+    if (*byteWork > 0)
+      f.beta = std::min(f.beta, 2 * (m - 1) / m * perDevice / *byteWork);
+    if (verbose)
+      std::fprintf(stderr,
+                   "pc-bench-calibrate: an all-reduce in the runtime: %.3g s "
+                   "of a member's time per byte at 128 KiB\n",
+                   *byteWork);
+  }
+  // With more devices than cores, a hop's work is a pipeline step's (its
+  // seconds of the cores, less the rest of its work): the ring's, where
+  // every device sleeps between tokens, charged a pipeline's hops more
+  // than they took.
+  if (shared) {
+    int hops = 0;
+    absl::StatusOr<double> hopWork =
+        pipelineHopWork(devices, threads, f, &hops);
+    if (!hopWork.ok())
+      return hopWork.status();
+    if (verbose)
+      std::fprintf(stderr,
+                   "pc-bench-calibrate: a pipeline's hop %.3g s of the cores "
+                   "(%d a step; the ring's %.3g)\n",
+                   *hopWork, hops, f.p2pWork);
+    f.p2pWork = *hopWork;
+  }
+  return absl::OkStatus();
+}
+
+/// One calibration: every figure of the spec, measured once.
+absl::StatusOr<Figures> measure(const Setup &setup) {
+  const int devices = setup.devices, threads = setup.threads,
+            concurrent = setup.concurrent;
+  const bool verbose = setup.verbose;
+  Figures figures;
+  figures.devices = devices;
+  figures.threads = threads;
+  figures.concurrent = concurrent;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  figures.memory = double(pages) * double(pageSize) / devices;
+  measureDevice(figures);
   double expKernel = 0;
   double cpuOp = 0, cpuAll = 0, cpuPair = 0, cpuHop = 0;
   absl::StatusOr<double> latency =
       opLatency(devices, threads, &expKernel, &cpuOp);
-  if (failed(latency.status()))
-    return 1;
+  if (!latency.ok())
+    return latency.status();
 
   // The communicator: all-reduce of 1 KiB (latency) and 64 MiB (bandwidth).
-  double alpha = 0, beta = 0, call = 0;
-  if (devices > 1) {
-    std::unique_ptr<World> world = makeInProcessWorld();
-    if (!world->beginRun(devices).ok()) {
-      std::fprintf(stderr, "pc-bench-calibrate: no in-process world\n");
-      return 1;
-    }
-    std::vector<std::unique_ptr<Communicator>> comms;
-    for (int d = 0; d < devices; ++d) {
-      auto e = world->endpoint(d);
-      if (!e.ok()) {
-        std::fprintf(stderr, "%s\n", e.status().ToString().c_str());
-        return 1;
-      }
-      comms.push_back(std::move(*e));
-    }
-    std::vector<int64_t> group(devices);
-    for (int d = 0; d < devices; ++d)
-      group[d] = d;
-    auto allReduce = [&](int64_t count, int reps) {
-      std::vector<std::vector<float>> data(devices,
-                                           std::vector<float>(count, 1.0f));
-      return concurrently(devices, 3,
-                          [&](int d) {
-                            for (int i = 0; i < reps; ++i)
-                              (void)comms[d]->allReduce(
-                                  data[d].data(), count, CommType::F32,
-                                  pc::ReduceKind::Sum, group);
-                          }) /
-             reps;
-    };
-    const double m = devices;
-    double tSmall = allReduce(256, 200);
-    double big = double(size_t(64) << 20);
-    double tBig = allReduce(int64_t(big / 4), 3);
-    beta = 2 * (m - 1) / m * big / std::max(1e-9, tBig - tSmall);
-    // The latency is the runtime's: a direct call in a tight loop, whose
-    // members arrive together, costs a fraction of a firing whose members
-    // meet from their own streams (3x on two devices).
-    absl::StatusOr<double> inRuntime =
-        allReduceLatency(devices, threads, *latency, &cpuAll);
-    if (failed(inRuntime.status()))
-      return 1;
-    alpha = std::max(tSmall, *inRuntime) / (2 * (m - 1));
-    // With pairs as well (4 or more devices, in pairs): the latency of a
-    // call over m members is call + 2 (m - 1) alpha. On shared cores most
-    // of it is the members' hand-offs, whatever the group's size.
-    if (devices >= 4 && devices % 2 == 0) {
-      absl::StatusOr<double> pairs =
-          pairAllReduceLatency(devices, threads, *latency, &cpuPair);
-      if (failed(pairs.status()))
-        return 1;
-      double full = std::max(tSmall, *inRuntime);
-      alpha =
-          std::max(tSmall / (2 * (m - 1)), (full - *pairs) / (2 * (m - 1) - 2));
-      call = std::max(0.0, full - 2 * (m - 1) * alpha);
-    }
-  }
+  if (devices > 1)
+    if (absl::Status s =
+            measureAllReduce(setup, *latency, figures, &cpuAll, &cpuPair);
+        !s.ok())
+      return s;
 
   double p2p = 0;
   std::pair<std::string, double> ring;
   if (devices > 1) {
     absl::StatusOr<double> hop =
         hopLatency(devices, threads, *latency, &cpuHop, &ring);
-    if (failed(hop.status()))
-      return 1;
+    if (!hop.ok())
+      return hop.status();
     // The receive's own firing is timed as an op.
     p2p = std::max(0.0, *hop - *latency);
   }
@@ -214,17 +268,6 @@ int main(int argc, char **argv) {
   const double firing =
       std::max(1e-9, *latency * share * coreEfficiency - expKernel);
 
-  Figures figures;
-  figures.devices = devices;
-  figures.threads = threads;
-  figures.concurrent = concurrent;
-  figures.flops = flops;
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  figures.memory = double(pages) * double(pageSize) / devices;
-  figures.bandwidth = bandwidth;
-  figures.beta = beta;
-  figures.alpha = alpha;
-  figures.call = call;
   figures.p2p = p2p;
   figures.firing = firing;
   figures.coreEfficiency = coreEfficiency;
@@ -237,8 +280,8 @@ int main(int argc, char **argv) {
     figures.p2pWork = std::max(1e-7, cpuHop - cpuOp - figures.firing);
     absl::StatusOr<double> wait = fit(figures, &Figures::p2p, 1e-7,
                                       2 * p2p + 1e-6, ring.first, ring.second);
-    if (failed(wait.status()))
-      return 1;
+    if (!wait.ok())
+      return wait.status();
     figures.p2p = *wait;
   }
   if (devices > 1) {
@@ -248,57 +291,10 @@ int main(int argc, char **argv) {
     // the latency the simulator charges the call and the cores each
     // member had. Each member mostly sleeps through a meeting; what it
     // does not is its hand-offs' system calls and context switches.
-    const double held = call + 2 * (devices - 1) * alpha;
+    const double held = figures.call + 2 * (devices - 1) * figures.alpha;
     const double perDevice = std::min(1.0, double(concurrent) / devices);
     figures.latencyBusy = std::clamp(
         (cpuAll - 2 * cpuOp) / std::max(1e-9, held * perDevice), 0.01, 1.0);
-  }
-  // The spec's firing cost and share of the cores are a training step's.
-  // The chains' tiny ops, one input and one reader each, cost a firing
-  // 30-50% less and keep fewer cores busy (docs/planning.md); the fits
-  // above are of the chains' measurements, so they use the chains'
-  // figures.
-  const bool shared = devices > concurrent;
-  double trainingBusy = 0;
-  absl::StatusOr<double> stepFiring =
-      trainingFiring(devices, threads, figures, shared, &trainingBusy);
-  if (failed(stepFiring.status()))
-    return 1;
-  if (verbose)
-    std::fprintf(stderr,
-                 "pc-bench-calibrate: a training step's firing %.3g s (the "
-                 "chain's %.3g), %.3g cores busy\n",
-                 *stepFiring, figures.firing, trainingBusy);
-  // A hop's receive is charged the step's firing cost now, so its work is
-  // what remains of the ring's measured hop.
-  if (shared)
-    figures.p2pWork = std::max(
-        1e-7, figures.p2pWork - std::max(0.0, *stepFiring - figures.firing));
-  figures.firing = *stepFiring;
-  if (shared)
-    figures.coreEfficiency =
-        std::clamp(trainingBusy / double(concurrent), 0.05, 1.0);
-  // The link's bandwidth: the lower of the direct calls' and the one that
-  // gives an all-reduce in the runtime its measured work per byte (the
-  // simulator counts a link's wall time with every device taking part as
-  // the usable cores' work, shared among the devices).
-  if (devices > 1) {
-    absl::StatusOr<double> byteWork =
-        allReduceByteWork(devices, threads, shared);
-    if (failed(byteWork.status()))
-      return 1;
-    const double m = devices;
-    const double perDevice =
-        shared ? double(concurrent) * figures.coreEfficiency / double(devices)
-               : 1.0;
-    if (*byteWork > 0)
-      figures.beta =
-          std::min(figures.beta, 2 * (m - 1) / m * perDevice / *byteWork);
-    if (verbose)
-      std::fprintf(stderr,
-                   "pc-bench-calibrate: an all-reduce in the runtime: %.3g s "
-                   "of a member's time per byte at 128 KiB\n",
-                   *byteWork);
   }
   if (verbose) // the seconds of the host's cores each measurement took
     std::fprintf(stderr,
@@ -307,6 +303,69 @@ int main(int argc, char **argv) {
                  "%.3g), per hop %.3g; the chain kept %.3g cores busy\n",
                  cpuOp, expKernel, cpuAll, cpuPair, cpuHop,
                  cpuOp * devices / *latency);
-  std::fputs(figures.json().c_str(), stdout);
+  if (absl::Status s = trainingFigures(setup, figures); !s.ok())
+    return s;
+  return figures;
+}
+
+/// Each figure's median over `runs` (for an odd count, one run's).
+Figures medianOf(const std::vector<Figures> &runs) {
+  Figures out = runs.front();
+  for (double Figures::*field :
+       {&Figures::flops, &Figures::bandwidth, &Figures::beta, &Figures::alpha,
+        &Figures::call, &Figures::p2p, &Figures::p2pWork, &Figures::firing,
+        &Figures::latencyBusy, &Figures::coreEfficiency}) {
+    std::vector<double> v;
+    for (const Figures &f : runs)
+      v.push_back(f.*field);
+    out.*field = median(v);
+  }
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Setup setup;
+  int repeat = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--devices" && i + 1 < argc)
+      setup.devices = std::atoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc)
+      repeat = std::atoi(argv[++i]);
+    else if (a == "--verbose")
+      setup.verbose = true;
+    else {
+      std::fprintf(stderr, "usage: pc-bench-calibrate [--devices N] "
+                           "[--repeat R] [--verbose] > spec.json\n");
+      return 2;
+    }
+  }
+  if (setup.devices < 1 || repeat < 1) {
+    std::fprintf(stderr, "pc-bench-calibrate: --devices and --repeat must be "
+                         "positive\n");
+    return 2;
+  }
+  const int cores = int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  setup.threads = std::max(1, cores / setup.devices);
+  openblas_set_num_threads(setup.threads);
+  // The devices' rates are each device's alone; the simulator shares the
+  // cores among the devices busy at once, at most `concurrent` at full
+  // rate.
+  setup.concurrent = std::max(1, cores / setup.threads);
+  // The machine's speed drifts between runs seconds apart (docs/
+  // planning.md): each figure is the median of `repeat` calibrations.
+  std::vector<Figures> runs;
+  for (int r = 0; r < repeat; ++r) {
+    absl::StatusOr<Figures> f = measure(setup);
+    if (!f.ok()) {
+      std::fprintf(stderr, "pc-bench-calibrate: %s\n",
+                   f.status().ToString().c_str());
+      return 1;
+    }
+    runs.push_back(*f);
+  }
+  std::fputs(medianOf(runs).json().c_str(), stdout);
   return 0;
 }

@@ -16,10 +16,10 @@ namespace pc::calibrate {
 /// pc-simulate's step for `src` over `figures` (written to a spec file,
 /// as pc-run --cluster reads it), its compute timed by `profile` (the
 /// JSON of Program::profileOps).
-static absl::StatusOr<double> simulated(const std::string &src,
-                                        const Figures &figures,
-                                        const std::string &profile,
-                                        bool train = false) {
+static absl::StatusOr<double>
+simulated(const std::string &src, const Figures &figures,
+          const std::string &profile, const pc::api::CompileOptions &base = {},
+          double *work = nullptr) {
   char path[] = "/tmp/pc-calibrate-XXXXXX.json";
   int fd = mkstemps(path, 5);
   if (fd < 0)
@@ -30,15 +30,15 @@ static absl::StatusOr<double> simulated(const std::string &src,
   absl::StatusOr<double> step =
       absl::InternalError("cannot write " + std::string(path));
   if (written) {
-    pc::api::CompileOptions options;
+    pc::api::CompileOptions options = base;
     options.cluster = path;
-    options.train = train;
     absl::StatusOr<pc::api::Program> program =
         pc::api::compileSource(src, "calibrate", options);
     double t = 0;
     if (!program.ok())
       step = program.status();
-    else if (absl::StatusOr<std::string> s = program->simulate(&t, profile);
+    else if (absl::StatusOr<std::string> s = program->simulate(
+                 &t, profile, /*emulatedCompute=*/false, nullptr, work);
              !s.ok())
       step = s.status();
     else
@@ -67,58 +67,102 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
   return (lo + hi) / 2;
 }
 
-/// A residual MLP (two blocks of layer norm, matmul, GELU, matmul and add;
-/// a head and its cross-entropy) on one device, trained with Adam: the mix
-/// of firings a model's training step has (parameters read and updated,
-/// ops of two and three inputs, values read twice, activations of 64 KiB),
-/// which a chain of tiny exponentials lacks.
-static std::string trainingGraph() {
-  const std::string x = "tensor<256x64xf32>", h = "tensor<256x256xf32>",
-                    v = "tensor<64xf32>";
+/// `text` with each `$k` replaced by `values[k]` (k a digit).
+static std::string fill(const std::string &text,
+                        const std::vector<std::string> &values) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '$' && i + 1 < text.size())
+      out += values[text[++i] - '0'];
+    else
+      out += text[i];
+  return out;
+}
+
+/// A residual MLP (`blocks` blocks of layer norm, matmul, GELU, matmul and
+/// add; a head and its cross-entropy) over a batch of `rows`, on one
+/// device, trained with Adam: the mix of firings a model's training step
+/// has (parameters read and updated, ops of two and three inputs, values
+/// read twice, activations of rows x 64 and rows x 256), which a chain of
+/// tiny exponentials lacks.
+static std::string trainingGraph(int blocks, int rows) {
+  const std::string r = std::to_string(rows);
   std::string src = "pc.mesh @m <[\"x\"=1]>\n"
                     "pc.param @head : tensor<64x128xf32> = "
                     "#pc.init<normal(std = 0.02)>\n";
   std::string body, prev = "%x";
-  for (int b = 0; b < 2; ++b) {
-    std::string p = "@b" + std::to_string(b), i = std::to_string(b);
-    src += "pc.param " + p + ".ln.w : " + v + " = #pc.init<ones>\n" +
-           "pc.param " + p + ".ln.b : " + v + " = #pc.init<zeros>\n" +
-           "pc.param " + p +
-           ".fc1 : tensor<64x256xf32> = " + "#pc.init<normal(std = 0.02)>\n" +
-           "pc.param " + p +
-           ".fc2 : tensor<256x64xf32> = #pc.init<normal(std = 0.02)>\n";
-    body +=
-        "  %w" + i + " = pc.get_param " + p + ".ln.w : " + v + "\n" + "  %c" +
-        i + " = pc.get_param " + p + ".ln.b : " + v + "\n" + "  %f" + i +
-        " = pc.get_param " + p + ".fc1 : tensor<64x256xf32>\n" + "  %g" + i +
-        " = pc.get_param " + p + ".fc2 : tensor<256x64xf32>\n" + "  %n" + i +
-        " = pc.layer_norm " + prev + ", %w" + i + ", %c" + i + " : (" + x +
-        ", " + v + ", " + v + ") -> " + x + "\n" + "  %u" + i +
-        " = pc.matmul %n" + i + ", %f" + i + " : (" + x +
-        ", tensor<64x256xf32>) -> " + h + "\n" + "  %a" + i + " = pc.gelu %u" +
-        i + " {approximate} : (" + h + ") -> " + h + "\n" + "  %d" + i +
-        " = pc.matmul %a" + i + ", %g" + i + " : (" + h +
-        ", tensor<256x64xf32>) -> " + x + "\n" + "  %r" + i + " = pc.add " +
-        prev + ", %d" + i + " : (" + x + ", " + x + ") -> " + x + "\n";
-    prev = "%r" + i;
+  for (int b = 0; b < blocks; ++b) {
+    const std::vector<std::string> v = {std::to_string(b), prev, r};
+    src += fill("pc.param @b$0.ln.w : tensor<64xf32> = #pc.init<ones>\n"
+                "pc.param @b$0.ln.b : tensor<64xf32> = #pc.init<zeros>\n"
+                "pc.param @b$0.fc1 : tensor<64x256xf32> = "
+                "#pc.init<normal(std = 0.02)>\n"
+                "pc.param @b$0.fc2 : tensor<256x64xf32> = "
+                "#pc.init<normal(std = 0.02)>\n",
+                v);
+    body += fill(
+        "  %w$0 = pc.get_param @b$0.ln.w : tensor<64xf32>\n"
+        "  %c$0 = pc.get_param @b$0.ln.b : tensor<64xf32>\n"
+        "  %f$0 = pc.get_param @b$0.fc1 : tensor<64x256xf32>\n"
+        "  %g$0 = pc.get_param @b$0.fc2 : tensor<256x64xf32>\n"
+        "  %n$0 = pc.layer_norm $1, %w$0, %c$0 : (tensor<$2x64xf32>, "
+        "tensor<64xf32>, tensor<64xf32>) -> tensor<$2x64xf32>\n"
+        "  %u$0 = pc.matmul %n$0, %f$0 : (tensor<$2x64xf32>, "
+        "tensor<64x256xf32>) -> tensor<$2x256xf32>\n"
+        "  %a$0 = pc.gelu %u$0 {approximate} : (tensor<$2x256xf32>) -> "
+        "tensor<$2x256xf32>\n"
+        "  %d$0 = pc.matmul %a$0, %g$0 : (tensor<$2x256xf32>, "
+        "tensor<256x64xf32>) -> tensor<$2x64xf32>\n"
+        "  %r$0 = pc.add $1, %d$0 : (tensor<$2x64xf32>, tensor<$2x64xf32>) "
+        "-> tensor<$2x64xf32>\n",
+        v);
+    prev = "%r" + std::to_string(b);
   }
-  return src + "func.func @mlp(%x: " + x +
-         ", %labels: tensor<256xi64>) -> tensor<f32> {\n" + body +
-         "  %wh = pc.get_param @head : tensor<64x128xf32>\n"
-         "  %y = pc.matmul " +
-         prev + ", %wh : (" + x +
-         ", tensor<64x128xf32>) -> tensor<256x128xf32>\n"
-         "  %l = pc.cross_entropy %y, %labels : (tensor<256x128xf32>, "
-         "tensor<256xi64>) -> tensor<256xf32>\n"
-         "  %s = pc.reduce_mean %l {axes = array<i64: 0>} : "
-         "(tensor<256xf32>) -> tensor<f32>\n"
-         "  return %s : tensor<f32>\n}\n";
+  return src +
+         fill("func.func @mlp(%x: tensor<$0x64xf32>, %labels: "
+              "tensor<$0xi64>) -> tensor<f32> {\n",
+              {r}) +
+         body +
+         fill("  %wh = pc.get_param @head : tensor<64x128xf32>\n"
+              "  %y = pc.matmul $1, %wh : (tensor<$0x64xf32>, "
+              "tensor<64x128xf32>) -> tensor<$0x128xf32>\n"
+              "  %l = pc.cross_entropy %y, %labels : (tensor<$0x128xf32>, "
+              "tensor<$0xi64>) -> tensor<$0xf32>\n"
+              "  %s = pc.reduce_mean %l {axes = array<i64: 0>} : "
+              "(tensor<$0xf32>) -> tensor<f32>\n"
+              "  return %s : tensor<f32>\n}\n",
+              {r, prev});
+}
+
+/// A session of `devices` CPU devices for `program`, its inputs fed with
+/// example values (seed `seed`).
+static absl::StatusOr<std::unique_ptr<pc::api::Session>>
+trainingSession(const pc::api::Program &program, int devices, int threads,
+                uint64_t seed) {
+  pc::api::SessionOptions sessionOptions;
+  sessionOptions.devices = devices;
+  sessionOptions.threadsPerDevice = threads;
+  absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
+      pc::api::Session::create(program, sessionOptions);
+  if (!session.ok())
+    return session.status();
+  absl::StatusOr<std::vector<pc::runtime::HostTensor>> inputs =
+      program.exampleInputs(seed);
+  if (!inputs.ok())
+    return inputs.status();
+  for (const pc::api::Port &port : program.inputs())
+    if (!program.fedByTraining(port.index))
+      if (absl::Status s =
+              (*session)->feed(port.name, std::move((*inputs)[port.index]));
+          !s.ok())
+        return s;
+  return session;
 }
 
 absl::StatusOr<double> trainingFiring(int devices, int threads,
                                       const Figures &figures, bool inCores,
                                       double *busyCores) {
-  const std::string src = trainingGraph();
+  const std::string src = trainingGraph(2, 256);
   pc::api::CompileOptions options;
   options.train = true;
   absl::StatusOr<pc::api::Program> program =
@@ -127,23 +171,10 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
     return program.status();
   std::vector<std::unique_ptr<pc::api::Session>> sessions;
   for (int d = 0; d < devices; ++d) {
-    pc::api::SessionOptions sessionOptions;
-    sessionOptions.devices = 1;
-    sessionOptions.threadsPerDevice = threads;
     absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
-        pc::api::Session::create(*program, sessionOptions);
+        trainingSession(*program, 1, threads, d);
     if (!session.ok())
       return session.status();
-    absl::StatusOr<std::vector<pc::runtime::HostTensor>> inputs =
-        program->exampleInputs(d);
-    if (!inputs.ok())
-      return inputs.status();
-    for (const pc::api::Port &port : program->inputs())
-      if (!program->fedByTraining(port.index))
-        if (absl::Status s =
-                (*session)->feed(port.name, std::move((*inputs)[port.index]));
-            !s.ok())
-          return s;
     sessions.push_back(*std::move(session));
   }
   // Rounds of steps on every session at once; the median round, as the
@@ -177,17 +208,66 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
     return profile.status();
   Figures f = figures;
   f.firing = 1e-15;
-  absl::StatusOr<double> kernels = simulated(src, f, *profile, true);
+  absl::StatusOr<double> kernels = simulated(src, f, *profile, options);
   if (!kernels.ok())
     return kernels;
   f.firing = 1e-6;
-  absl::StatusOr<double> withFirings = simulated(src, f, *profile, true);
+  absl::StatusOr<double> withFirings = simulated(src, f, *profile, options);
   if (!withFirings.ok())
     return withFirings;
   double firings = (*withFirings - *kernels) / 1e-6;
   if (firings < 1)
     return absl::InternalError("the training step has no firings to share");
   return std::max(1e-9, (median(perStep) - *kernels) / firings);
+}
+
+absl::StatusOr<double> pipelineHopWork(int devices, int threads,
+                                       const Figures &figures, int *hops) {
+  // A block per stage, 2 micro-batches per stage (32 rows each).
+  const std::string src = trainingGraph(std::max(2, devices), 256);
+  pc::api::CompileOptions options;
+  options.train = true;
+  options.stages = devices;
+  options.microbatches = 2 * devices;
+  options.schedule = "1f1b";
+  absl::StatusOr<pc::api::Program> program =
+      pc::api::compileSource(src, "calibrate", options);
+  if (!program.ok())
+    return program.status();
+  absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
+      trainingSession(*program, devices, threads, 0);
+  if (!session.ok())
+    return session.status();
+  const int steps = 8;
+  std::vector<double> perStep;
+  for (int round = 0; round < 7; ++round) {
+    double c0 = cpuNow();
+    if (absl::Status s = (*session)->train(steps).status(); !s.ok())
+      return s;
+    if (round > 0) // the first warms the primitives, pages and caches
+      perStep.push_back((cpuNow() - c0) / steps);
+  }
+  // The step's work as pc-simulate counts it, but for its hops' (a
+  // vanishing p2p_work), and what a microsecond each adds.
+  absl::StatusOr<std::string> profile = program->profileOps(threads);
+  if (!profile.ok())
+    return profile.status();
+  Figures f = figures;
+  double without = 0, with = 0;
+  f.p2pWork = 1e-15;
+  if (absl::StatusOr<double> s = simulated(src, f, *profile, options, &without);
+      !s.ok())
+    return s;
+  f.p2pWork = 1e-6;
+  if (absl::StatusOr<double> s = simulated(src, f, *profile, options, &with);
+      !s.ok())
+    return s;
+  double count = (with - without) / 1e-6;
+  if (count < 1)
+    return absl::InternalError("the pipeline's step has no hops to share");
+  if (hops)
+    *hops = int(count + 0.5);
+  return std::max(1e-7, (median(perStep) - without) / count);
 }
 
 } // namespace pc::calibrate

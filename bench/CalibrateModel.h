@@ -82,6 +82,18 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
                                       const Figures &figures, bool inCores,
                                       double *busyCores = nullptr);
 
+/// What a pipeline's hop costs the host's cores (p2p_work, with more
+/// devices than cores): a residual MLP of a block per stage, cut into
+/// `devices` stages, trains with 1F1B over 2 micro-batches per stage, and
+/// its step's seconds of the cores, less the rest of its work as
+/// pc-simulate counts it over `figures` (kernels, firings, the bytes of
+/// its transfers), are shared among its hops (`*hops`, when given). The
+/// ring of hopLatency gives a hop a third more: there every device sleeps
+/// between tokens, while a stage most often finds its micro-batch there.
+absl::StatusOr<double> pipelineHopWork(int devices, int threads,
+                                       const Figures &figures,
+                                       int *hops = nullptr);
+
 } // namespace pc::calibrate
 
 #endif // PC_BENCH_CALIBRATEMODEL_H

@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
 """pc-simulate against pc's own runtime on CPU virtual devices.
 
-    bench/simulate_vs_measured.py [--devices 4] [--steps 60] [--repeats 5]
+    bench/simulate_vs_measured.py [--devices 4] [--steps 120] [--repeats 10]
 
 Trains the tiny GPT under DP, TP, DP x TP and PP with each schedule on N
 CPU virtual devices with pc-run --simulate, and compares the predicted step
 (pc-simulate over the programs pc-run runs, with this machine's calibrated
 rates) with the measured one (the median wall time of the steps after the
 first third). It goes --repeats rounds: each calibrates the devices
-(pc-bench-calibrate --devices N), then runs every plan once, the order
+(pc-bench-calibrate --devices N: each figure the median of 3
+calibrations), then runs every plan once, the order
 rotated by a plan a round, so that the machine's drift (its speed moves by
 tens of percent over minutes) reaches the calibration and every plan
 alike. The plans of a round share its calibration, as a user comparing
 plans would: calibrating before each plan instead gave each plan its own
 calibration's noise, which reordered plans the measurement ranks within
 5% of each other. A plan's predicted and measured steps are the medians
-over the rounds. Prints each plan's error and the Kendall tau of the two
-rankings.
+over the rounds (10 of them: with 5, one bench run to the next moved a
+plan's error by 10 points). Prints each plan's error and the Kendall tau
+of the two rankings.
 Targets (issue 14): within 10% each, tau >= 0.8.
 """
 import argparse
@@ -78,9 +80,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--devices", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=120)
+    ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--cluster", help="a spec to use instead of calibrating")
+    ap.add_argument("--rounds-json", help="write every round's predicted "
+                    "and measured step, per plan, to this file")
     ap.add_argument("--no-profile", dest="profile", action="store_false",
                     help="time compute by the roofline, not by each op's "
                     "kernel timed alone (pc-run --profile-ops)")
@@ -117,6 +121,10 @@ def main():
             predicted.setdefault(name, []).append(
                 json.load(open(report))["predicted_step_s"])
             measured.setdefault(name, []).append(step_time(report, args.steps))
+    if args.rounds_json:
+        with open(args.rounds_json, "w") as f:
+            json.dump({"predicted": predicted, "measured": measured}, f,
+                      indent=1)
     rows = [(name, statistics.median(predicted[name]),
              statistics.median(measured[name])) for name, _, _ in runs]
     print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
