@@ -88,7 +88,7 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
 /// its step's seconds of the cores, less the rest of its work as
 /// pc-simulate counts it over `figures` (kernels, firings, the bytes of
 /// its transfers), are shared among its hops (`*hops`, when given). The
-/// ring of hopLatency gives a hop a third more: there every device sleeps
+/// ring of hopLatency gives a hop 1.5-2x that: there every device sleeps
 /// between tokens, while a stage most often finds its micro-batch there.
 absl::StatusOr<double> pipelineHopWork(int devices, int threads,
                                        const Figures &figures,

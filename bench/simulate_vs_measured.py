@@ -17,7 +17,9 @@ plans would: calibrating before each plan instead gave each plan its own
 calibration's noise, which reordered plans the measurement ranks within
 5% of each other. A plan's predicted and measured steps are the medians
 over the rounds (10 of them: with 5, one bench run to the next moved a
-plan's error by 10 points). Prints each plan's error and the Kendall tau
+plan's error by 10 points). Prints each plan's error, that of the medians
+and the median of each round's own (its prediction against its
+measurement, which the machine's drift moves alike), and the Kendall tau
 of the two rankings.
 Targets (issue 14): within 10% each, tau >= 0.8.
 """
@@ -85,6 +87,8 @@ def main():
     ap.add_argument("--cluster", help="a spec to use instead of calibrating")
     ap.add_argument("--rounds-json", help="write every round's predicted "
                     "and measured step, per plan, to this file")
+    ap.add_argument("--from-rounds", help="print the table of a --rounds-json"
+                    " file instead of running")
     ap.add_argument("--no-profile", dest="profile", action="store_false",
                     help="time compute by the roofline, not by each op's "
                     "kernel timed alone (pc-run --profile-ops)")
@@ -92,6 +96,11 @@ def main():
         ap.add_argument(f"--{k}", type=int, default=v,
                         help=f"the GPT's {k} (default {v})")
     args = ap.parse_args()
+    if args.from_rounds:
+        with open(args.from_rounds) as f:
+            r = json.load(f)
+        print_table(r["predicted"], r["measured"], args.devices)
+        return 0
     gpt = {k: getattr(args, k) for k in GPT}
     tmp = tempfile.mkdtemp()
     runs = plans(args.devices)
@@ -125,20 +134,34 @@ def main():
         with open(args.rounds_json, "w") as f:
             json.dump({"predicted": predicted, "measured": measured}, f,
                       indent=1)
-    rows = [(name, statistics.median(predicted[name]),
-             statistics.median(measured[name])) for name, _, _ in runs]
-    print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
-          f"{'error':>7s}")
-    worst = 0
-    for name, p, m in rows:
-        err = (p - m) / m
-        worst = max(worst, abs(err))
-        print(f"{name:28s} {1e3 * p:12.2f} {1e3 * m:12.2f} {100 * err:+6.1f}%")
-    tau = kendall_tau([p for _, p, _ in rows], [m for _, _, m in rows])
-    print(f"worst error {100 * worst:.1f}%, Kendall tau {tau:.2f} "
-          f"({len(rows)} plans, {args.devices} CPU devices)")
+    print_table(predicted, measured, args.devices)
     return 0
 
+
+def print_table(predicted, measured, devices):
+    """The table: per plan, the medians over the rounds of the predicted
+    and the measured step, and the median of the rounds' own errors (each
+    round's prediction against its measurement, after the same
+    calibration: the machine's drift moves both)."""
+    rows = []
+    for name in predicted:
+        p, m = predicted[name], measured[name]
+        paired = statistics.median([(a - b) / b for a, b in zip(p, m)])
+        rows.append((name, statistics.median(p), statistics.median(m), paired))
+    print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
+          f"{'error':>7s} {'per round':>9s}")
+    worst, worstPaired = 0, 0
+    for name, p, m, paired in rows:
+        err = (p - m) / m
+        worst = max(worst, abs(err))
+        worstPaired = max(worstPaired, abs(paired))
+        print(f"{name:28s} {1e3 * p:12.2f} {1e3 * m:12.2f} {100 * err:+6.1f}%"
+              f" {100 * paired:+8.1f}%")
+    tau = kendall_tau([r[1] for r in rows], [r[2] for r in rows])
+    print(f"worst error {100 * worst:.1f}% ({100 * worstPaired:.1f}% per "
+          f"round), Kendall tau {tau:.2f} "
+          f"({len(rows)} plans, {devices} CPU devices, "
+          f"{len(next(iter(predicted.values())))} rounds)")
 
 if __name__ == "__main__":
     sys.exit(main())
