@@ -393,6 +393,34 @@ TEST(ApiTest, EmulatedComputeWaitsAndGivesZeros) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// Program::simulate gives the step's work on the host's cores where the
+// devices share them (CPU virtual devices), none on GPUs.
+TEST(ApiTest, SimulateReportsTheWorkOnSharedCores) {
+  std::string text =
+      pc::test::readSource(PC_SOURCE_DIR "/examples/mlp_2x2.mlir");
+  auto workOn = [&](const char *spec) -> absl::StatusOr<double> {
+    CompileOptions options;
+    options.train = true;
+    options.cluster = std::string(PC_SOURCE_DIR "/planner/clusters/") + spec;
+    absl::StatusOr<Program> program = compileSource(text, "mlp", options);
+    if (!program.ok())
+      return program.status();
+    double step = 0, idle = 0, work = -1;
+    absl::StatusOr<std::string> report =
+        program->simulate(&step, {}, false, &idle, &work);
+    if (!report.ok())
+      return report.status();
+    EXPECT_GT(step, 0);
+    return work;
+  };
+  absl::StatusOr<double> cpu = workOn("cpu-virtual.json");
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_GT(*cpu, 0);
+  absl::StatusOr<double> gpu = workOn("dgx-a100.json");
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  EXPECT_EQ(*gpu, 0);
+}
+
 TEST(ApiTest, SessionsTrainSaveAndLoad) {
   auto build = [](Graph &g) {
     Mesh m = g.mesh("m", {{"dp", 2}});
