@@ -1,6 +1,6 @@
 //===- Calibrate.cpp - A cluster spec for this machine's CPU devices ------===//
 //
-//   build/bench/pc-bench-calibrate [--devices N] [--verbose] >
+//   build/bench/pc-bench-calibrate [--devices N] [--repeat R] [--verbose] >
 //   planner/clusters/cpu-virtual.json
 //
 // Measures what the planner's cost model needs for N CPU virtual devices
@@ -20,15 +20,20 @@
 // over pairs of devices) and the share of the cores a member holds through
 // that latency (latency_busy: the chain's seconds of the cores per member
 // over it), and a pipeline hop (a token per device passed around a ring of
-// one-device meshes): with more devices than cores, its seconds of the
-// cores (p2p_work) and the wait beyond them (p2p_latency, fitted with
-// pc-simulate to the ring's time). The firing cost and the share of the
+// one-device meshes): with more devices than cores, the wait beyond its
+// work (p2p_latency, fitted with pc-simulate to the ring's time over the
+// ring's own work per hop), that work (p2p_work) being a pipeline step's
+// (the MLP below cut into N stages, its step's seconds of the cores less
+// the rest of its work, per hop). The firing cost and the share of the
 // cores the spec gives are a training step's: N one-device sessions train
 // a small residual MLP at once, and its step's seconds of the cores, less
 // its kernels, are shared among its firings; the link's bandwidth is at
 // most what an all-reduce of 128 KiB achieves in the runtime, in the
-// seconds of the cores its members spend per byte. --verbose prints the
-// seconds of the cores each measurement took to stderr.
+// seconds of the cores its members spend per byte. It all goes R times
+// (--repeat, 3): the spec takes the median run's figures (by the firing
+// cost, and by a full group's collective latency for the collectives').
+// --verbose prints the seconds of the cores each measurement took to
+// stderr.
 // Writes the cluster spec (docs/planning.md) to stdout. The measured
 // matmul rate is the spec's peak, so its matmul efficiency is 1.
 //
@@ -45,6 +50,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -158,9 +164,9 @@ absl::Status trainingFigures(const Setup &setup, Figures &f) {
   const bool verbose = setup.verbose;
   // The spec's firing cost and share of the cores are a training step's.
   // The chains' tiny ops, one input and one reader each, cost a firing
-  // 30-50% less and keep fewer cores busy (docs/planning.md); the fits
-  // above are of the chains' measurements, so they use the chains'
-  // f.
+  // 30-50% less and keep fewer cores busy (docs/planning.md); the fits in
+  // measure() are of the chains' measurements, so they use the chains'
+  // figures.
   const bool shared = devices > concurrent;
   double trainingBusy = 0;
   absl::StatusOr<double> stepFiring =
@@ -308,13 +314,33 @@ absl::StatusOr<Figures> measure(const Setup &setup) {
   return figures;
 }
 
-/// Each figure's median over `runs` (for an odd count, one run's).
+/// The median of `runs` by `key`: one run's figures.
+const Figures &medianRun(const std::vector<Figures> &runs,
+                         const std::function<double(const Figures &)> &key) {
+  std::vector<const Figures *> order;
+  for (const Figures &f : runs)
+    order.push_back(&f);
+  std::sort(
+      order.begin(), order.end(),
+      [&](const Figures *a, const Figures *b) { return key(*a) < key(*b); });
+  return *order[order.size() / 2];
+}
+
+/// The figures of `runs`, each group of figures that depend on each other
+/// from the one run that is the median of the group's leading figure: the
+/// firing cost, and those fitted or left over after it (the share of the
+/// cores, the bandwidth, the hop's work and wait); a full group's
+/// collective latency, and its parts and busy share. The device's own
+/// rates are each their median.
 Figures medianOf(const std::vector<Figures> &runs) {
-  Figures out = runs.front();
-  for (double Figures::*field :
-       {&Figures::flops, &Figures::bandwidth, &Figures::beta, &Figures::alpha,
-        &Figures::call, &Figures::p2p, &Figures::p2pWork, &Figures::firing,
-        &Figures::latencyBusy, &Figures::coreEfficiency}) {
+  Figures out = medianRun(runs, [](const Figures &f) { return f.firing; });
+  const Figures &collective = medianRun(runs, [](const Figures &f) {
+    return f.call + 2 * (f.devices - 1) * f.alpha;
+  });
+  out.alpha = collective.alpha;
+  out.call = collective.call;
+  out.latencyBusy = collective.latencyBusy;
+  for (double Figures::*field : {&Figures::flops, &Figures::bandwidth}) {
     std::vector<double> v;
     for (const Figures &f : runs)
       v.push_back(f.*field);

@@ -6,6 +6,7 @@
 #include "api/Program.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <memory>
 #include <unistd.h>
@@ -71,11 +72,15 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
 static std::string fill(const std::string &text,
                         const std::vector<std::string> &values) {
   std::string out;
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '$' && i + 1 < text.size())
-      out += values[text[++i] - '0'];
-    else
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$' || i + 1 == text.size()) {
       out += text[i];
+      continue;
+    }
+    size_t k = size_t(text[++i] - '0');
+    assert(k < values.size() && "a $ names a value it is given");
+    out += values[k];
+  }
   return out;
 }
 
@@ -223,8 +228,8 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
 
 absl::StatusOr<double> pipelineHopWork(int devices, int threads,
                                        const Figures &figures, int *hops) {
-  // A block per stage, 2 micro-batches per stage (32 rows each).
-  const std::string src = trainingGraph(std::max(2, devices), 256);
+  // A block per stage, 2 micro-batches per stage of 32 rows each.
+  const std::string src = trainingGraph(std::max(2, devices), 64 * devices);
   pc::api::CompileOptions options;
   options.train = true;
   options.stages = devices;

@@ -99,7 +99,7 @@ def main():
     if args.from_rounds:
         with open(args.from_rounds) as f:
             r = json.load(f)
-        print_table(r["predicted"], r["measured"], args.devices)
+        print_table(r["predicted"], r["measured"], r["devices"])
         return 0
     gpt = {k: getattr(args, k) for k in GPT}
     tmp = tempfile.mkdtemp()
@@ -130,10 +130,10 @@ def main():
             predicted.setdefault(name, []).append(
                 json.load(open(report))["predicted_step_s"])
             measured.setdefault(name, []).append(step_time(report, args.steps))
-    if args.rounds_json:
-        with open(args.rounds_json, "w") as f:
-            json.dump({"predicted": predicted, "measured": measured}, f,
-                      indent=1)
+        if args.rounds_json:  # every round, so that a failure keeps them
+            with open(args.rounds_json, "w") as f:
+                json.dump({"devices": args.devices, "predicted": predicted,
+                           "measured": measured}, f, indent=1)
     print_table(predicted, measured, args.devices)
     return 0
 
@@ -145,23 +145,25 @@ def print_table(predicted, measured, devices):
     calibration: the machine's drift moves both)."""
     rows = []
     for name in predicted:
-        p, m = predicted[name], measured[name]
-        paired = statistics.median([(a - b) / b for a, b in zip(p, m)])
-        rows.append((name, statistics.median(p), statistics.median(m), paired))
+        preds, meas = predicted[name], measured[name]
+        paired = statistics.median([(p - m) / m for p, m in zip(preds, meas)])
+        rows.append((name, statistics.median(preds), statistics.median(meas),
+                     paired))
     print(f"{'plan':28s} {'predicted ms':>12s} {'measured ms':>12s} "
           f"{'error':>7s} {'per round':>9s}")
-    worst, worstPaired = 0, 0
+    worst, worst_paired = 0, 0
     for name, p, m, paired in rows:
         err = (p - m) / m
         worst = max(worst, abs(err))
-        worstPaired = max(worstPaired, abs(paired))
+        worst_paired = max(worst_paired, abs(paired))
         print(f"{name:28s} {1e3 * p:12.2f} {1e3 * m:12.2f} {100 * err:+6.1f}%"
               f" {100 * paired:+8.1f}%")
     tau = kendall_tau([r[1] for r in rows], [r[2] for r in rows])
-    print(f"worst error {100 * worst:.1f}% ({100 * worstPaired:.1f}% per "
-          f"round), Kendall tau {tau:.2f} "
-          f"({len(rows)} plans, {devices} CPU devices, "
-          f"{len(next(iter(predicted.values())))} rounds)")
+    rounds = len(next(iter(predicted.values())))
+    print(f"worst error {100 * worst:.1f}% ({100 * worst_paired:.1f}% per "
+          f"round), Kendall tau {tau:.2f} ({len(rows)} plans, {devices} CPU "
+          f"devices, {rounds} rounds)")
+
 
 if __name__ == "__main__":
     sys.exit(main())
