@@ -73,24 +73,20 @@ struct Setup {
 void measureDevice(Figures &f) {
   // Large products: 1024^3 per call.
   const int n = 1024, calls = 3;
-  std::vector<std::vector<float>> a(1), c(1);
-  a[0].assign(size_t(n) * n, 1.0f / n);
-  c[0].assign(size_t(n) * n, 0.0f);
-  double mm = concurrently(1, 3, [&](int d) {
+  std::vector<float> a(size_t(n) * n, 1.0f / n), c(size_t(n) * n, 0.0f);
+  double mm = concurrently(1, 3, [&](int) {
     for (int i = 0; i < calls; ++i)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
-                  a[d].data(), n, a[d].data(), n, 0.0f, c[d].data(), n);
+                  a.data(), n, a.data(), n, 0.0f, c.data(), n);
   });
   f.flops = 2.0 * n * n * n * calls / mm;
 
   // Memory: copies of 64 MiB (each byte read once and written once).
   const size_t bytes = size_t(64) << 20;
-  std::vector<std::vector<char>> src(1), dst(1);
-  src[0].assign(bytes, 1);
-  dst[0].assign(bytes, 0);
-  double copy = concurrently(1, 5, [&](int d) {
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  double copy = concurrently(1, 5, [&](int) {
     for (int i = 0; i < 4; ++i)
-      std::memcpy(dst[d].data(), src[d].data(), bytes);
+      std::memcpy(dst.data(), src.data(), bytes);
   });
   f.bandwidth = 2.0 * double(bytes) * 4 / copy;
 }
@@ -381,7 +377,7 @@ int main(int argc, char **argv) {
   // rate.
   setup.concurrent = std::max(1, cores / setup.threads);
   // The machine's speed drifts between runs seconds apart (docs/
-  // planning.md): each figure is the median of `repeat` calibrations.
+  // planning.md): the spec is the median run of `repeat` (medianOf).
   std::vector<Figures> runs;
   for (int r = 0; r < repeat; ++r) {
     absl::StatusOr<Figures> f = measure(setup);

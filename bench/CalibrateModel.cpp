@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace pc::calibrate {
@@ -139,6 +140,30 @@ static std::string trainingGraph(int blocks, int rows) {
               {r, prev});
 }
 
+/// What pc-simulate counts of `field` in `src`'s step: its step (or, with
+/// `work`, its work on the cores) with `field` vanishing, and how many
+/// times a microsecond of it adds a microsecond (firings, hops).
+static absl::StatusOr<std::pair<double, double>>
+baseAndCount(const std::string &src, Figures f, double Figures::*field,
+             const std::string &profile, const pc::api::CompileOptions &options,
+             bool work) {
+  double base = 0, with = 0;
+  f.*field = 1e-15;
+  absl::StatusOr<double> s =
+      simulated(src, f, profile, options, work ? &base : nullptr);
+  if (!s.ok())
+    return s.status();
+  if (!work)
+    base = *s;
+  f.*field = 1e-6;
+  s = simulated(src, f, profile, options, work ? &with : nullptr);
+  if (!s.ok())
+    return s.status();
+  if (!work)
+    with = *s;
+  return std::make_pair(base, (with - base) / 1e-6);
+}
+
 /// A session of `devices` CPU devices for `program`, its inputs fed with
 /// example values (seed `seed`).
 static absl::StatusOr<std::unique_ptr<pc::api::Session>>
@@ -211,19 +236,14 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
   absl::StatusOr<std::string> profile = program->profileOps(threads);
   if (!profile.ok())
     return profile.status();
-  Figures f = figures;
-  f.firing = 1e-15;
-  absl::StatusOr<double> kernels = simulated(src, f, *profile, options);
-  if (!kernels.ok())
-    return kernels;
-  f.firing = 1e-6;
-  absl::StatusOr<double> withFirings = simulated(src, f, *profile, options);
-  if (!withFirings.ok())
-    return withFirings;
-  double firings = (*withFirings - *kernels) / 1e-6;
-  if (firings < 1)
+  absl::StatusOr<std::pair<double, double>> firings = baseAndCount(
+      src, figures, &Figures::firing, *profile, options, /*work=*/false);
+  if (!firings.ok())
+    return firings.status();
+  auto [kernels, count] = *firings;
+  if (count < 1)
     return absl::InternalError("the training step has no firings to share");
-  return std::max(1e-9, (median(perStep) - *kernels) / firings);
+  return std::max(1e-9, (median(perStep) - kernels) / count);
 }
 
 absl::StatusOr<double> pipelineHopWork(int devices, int threads,
@@ -257,17 +277,11 @@ absl::StatusOr<double> pipelineHopWork(int devices, int threads,
   absl::StatusOr<std::string> profile = program->profileOps(threads);
   if (!profile.ok())
     return profile.status();
-  Figures f = figures;
-  double without = 0, with = 0;
-  f.p2pWork = 1e-15;
-  if (absl::StatusOr<double> s = simulated(src, f, *profile, options, &without);
-      !s.ok())
-    return s;
-  f.p2pWork = 1e-6;
-  if (absl::StatusOr<double> s = simulated(src, f, *profile, options, &with);
-      !s.ok())
-    return s;
-  double count = (with - without) / 1e-6;
+  absl::StatusOr<std::pair<double, double>> counted = baseAndCount(
+      src, figures, &Figures::p2pWork, *profile, options, /*work=*/true);
+  if (!counted.ok())
+    return counted.status();
+  auto [without, count] = *counted;
   if (count < 1)
     return absl::InternalError("the pipeline's step has no hops to share");
   if (hops)
