@@ -22,7 +22,8 @@ and the median of each round's own (its prediction against its
 measurement, which the machine's drift moves alike), and the Kendall tau
 of the two rankings. It then ranks the pairs the measurement resolves
 (one plan faster in 9 of 10 paired rounds, a sign test at 5%) and prints
-the measurement's own reproducibility (its even rounds against its odd).
+the measurement's own reproducibility (its even rounds against its odd),
+and per plan the cores its step kept busy beside those predicted.
 Targets (issue 14): within 10% each, tau >= 0.8 over the resolved pairs.
 """
 import argparse
@@ -72,6 +73,17 @@ def step_time(report, steps):
     return statistics.median([s["wall_s"] for s in r["steps"]][steps // 3:])
 
 
+def busy_cores(report, steps):
+    """(measured, predicted) cores busy: the process's CPU seconds over the
+    wall time of the steps after the first third, and pc-simulate's work
+    on the shared cores over its step (None where it reports none)."""
+    r = json.load(open(report))
+    after = r["steps"][steps // 3:]
+    measured = sum(s["cpu_s"] for s in after) / sum(s["wall_s"] for s in after)
+    work = r.get("predicted_work_s")
+    return measured, work / r["predicted_step_s"] if work else None
+
+
 def kendall_tau(xs, ys):
     n, s = len(xs), 0
     for i in range(n):
@@ -103,11 +115,12 @@ def main():
         with open(args.from_rounds) as f:
             r = json.load(f)
         print_table(r["predicted"], r["measured"], r["devices"])
+        print_busy(r.get("busy", {}))
         return 0
     gpt = {k: getattr(args, k) for k in GPT}
     tmp = tempfile.mkdtemp()
     runs = plans(args.devices)
-    predicted, measured = {}, {}
+    predicted, measured, busy = {}, {}, {}
     for r in range(args.repeats):
         spec = args.cluster
         if not spec:
@@ -133,11 +146,13 @@ def main():
             predicted.setdefault(name, []).append(
                 json.load(open(report))["predicted_step_s"])
             measured.setdefault(name, []).append(step_time(report, args.steps))
+            busy.setdefault(name, []).append(busy_cores(report, args.steps))
         if args.rounds_json:  # every round, so that a failure keeps them
             with open(args.rounds_json, "w") as f:
                 json.dump({"devices": args.devices, "predicted": predicted,
-                           "measured": measured}, f, indent=1)
+                           "measured": measured, "busy": busy}, f, indent=1)
     print_table(predicted, measured, args.devices)
+    print_busy(busy)
     return 0
 
 
@@ -167,6 +182,20 @@ def print_table(predicted, measured, devices):
           f"round), Kendall tau {tau:.2f} ({len(rows)} plans, {devices} CPU "
           f"devices, {rounds} rounds)")
     print_resolved(predicted, measured)
+
+
+def print_busy(busy):
+    """Per plan, the medians over the rounds of the cores its step kept
+    busy and of those pc-simulate predicts: where the prediction's error
+    is in the step's work and where in the share of the cores it keeps."""
+    rows = [(name, [m for m, _ in v], [p for _, p in v if p is not None])
+            for name, v in busy.items()]
+    if not rows:
+        return
+    print(f"{'cores busy':28s} {'predicted':>12s} {'measured':>12s}")
+    for name, meas, preds in rows:
+        pred = f"{statistics.median(preds):12.2f}" if preds else f"{'-':>12s}"
+        print(f"{name:28s} {pred} {statistics.median(meas):12.2f}")
 
 
 def sign_test_wins(n, alpha=0.05):

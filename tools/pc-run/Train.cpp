@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 #include <thread>
 #include <unistd.h>
@@ -57,6 +58,13 @@ std::optional<int64_t> faultStep() {
 }
 
 namespace {
+/// The CPU seconds this process's threads have used.
+double processCpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 /// Evaluates and reports the validation loss after `step` steps.
 absl::Status validate(api::Session &session, const TrainFlags &flags,
                       int64_t step, bool quiet, llvm::json::Array &validation) {
@@ -127,7 +135,11 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
     double runStart =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
             .count();
+    double cpuStart = processCpuSeconds();
     absl::StatusOr<std::vector<double>> losses = session.train(n, options);
+    // The run's steps overlap (each reads the parameters the one before
+    // updated), so its CPU time is shared evenly among them.
+    double cpuPerStep = (processCpuSeconds() - cpuStart) / n;
     if (!losses.ok())
       return absl::Status(losses.status().code(),
                           "step " + std::to_string(step) + ": " +
@@ -142,6 +154,7 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
         continue;
       llvm::json::Object entry{{"step", at.step},
                                {"wall_s", at.seconds},
+                               {"cpu_s", cpuPerStep},
                                {"loss", at.loss},
                                {"lr", at.lr}};
       if (at.gradNorm)

@@ -614,7 +614,7 @@ int main(int argc, char **argv) {
   };
   int64_t processes = world.processCount();
   bool speaker = world.process() == 0; // process 0 prints and writes
-  double predictedStep = 0, simulatedIdle = 0;
+  double predictedStep = 0, simulatedIdle = 0, predictedWork = 0;
   std::string profile;
   if (simulate || emulateCompute) {
     if (profileOps) {
@@ -647,8 +647,9 @@ int main(int argc, char **argv) {
   std::string profileSource =
       opProfilePath.empty() || profileOps ? "" : opProfilePath + ": ";
   if (simulate) {
-    absl::StatusOr<std::string> text = program->simulate(
-        &predictedStep, profile, emulateCompute, &simulatedIdle);
+    absl::StatusOr<std::string> text =
+        program->simulate(&predictedStep, profile, emulateCompute,
+                          &simulatedIdle, &predictedWork);
     if (!text.ok())
       return failAll(profileSource + std::string(text.status().message()));
     if (speaker)
@@ -997,6 +998,11 @@ int main(int argc, char **argv) {
             {"steady_step_s", steadyStep},
             {"predicted_step_s", simulate ? llvm::json::Value(predictedStep)
                                           : llvm::json::Value(nullptr)},
+            // The seconds of the host's cores the predicted step keeps
+            // busy, where the devices share them (null where not).
+            {"predicted_work_s", simulate && predictedWork > 0
+                                     ? llvm::json::Value(predictedWork)
+                                     : llvm::json::Value(nullptr)},
             {"pipeline", pipelineReport()},
             {"emulated_compute", bool(emulateCompute)},
             {"ranks", std::move(ranks)}}));
