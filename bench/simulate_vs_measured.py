@@ -23,7 +23,8 @@ measurement, which the machine's drift moves alike), and the Kendall tau
 of the two rankings. It then ranks the pairs the measurement resolves
 (one plan faster in 9 of 10 paired rounds, a sign test at 5%) and prints
 the measurement's own reproducibility (its even rounds against its odd),
-and per plan the cores its step kept busy beside those predicted.
+and per plan the cores its step kept busy beside those predicted, with
+the error in its work (step times cores).
 Targets (issue 14): within 10% each, tau >= 0.8 over the resolved pairs.
 """
 import argparse
@@ -79,6 +80,8 @@ def busy_cores(report, steps):
     on the shared cores over its step (None where it reports none)."""
     r = json.load(open(report))
     after = r["steps"][steps // 3:]
+    if not after or any(s.get("cpu_s") is None for s in after):
+        return None, None  # a pc-run older than cpu_s
     measured = sum(s["cpu_s"] for s in after) / sum(s["wall_s"] for s in after)
     work = r.get("predicted_work_s")
     return measured, work / r["predicted_step_s"] if work else None
@@ -115,7 +118,7 @@ def main():
         with open(args.from_rounds) as f:
             r = json.load(f)
         print_table(r["predicted"], r["measured"], r["devices"])
-        print_busy(r.get("busy", {}))
+        print_busy(r.get("busy", {}), r["predicted"], r["measured"])
         return 0
     gpt = {k: getattr(args, k) for k in GPT}
     tmp = tempfile.mkdtemp()
@@ -152,7 +155,7 @@ def main():
                 json.dump({"devices": args.devices, "predicted": predicted,
                            "measured": measured, "busy": busy}, f, indent=1)
     print_table(predicted, measured, args.devices)
-    print_busy(busy)
+    print_busy(busy, predicted, measured)
     return 0
 
 
@@ -184,18 +187,31 @@ def print_table(predicted, measured, devices):
     print_resolved(predicted, measured)
 
 
-def print_busy(busy):
+def print_busy(busy, predicted, measured):
     """Per plan, the medians over the rounds of the cores its step kept
-    busy and of those pc-simulate predicts: where the prediction's error
-    is in the step's work and where in the share of the cores it keeps."""
-    rows = [(name, [m for m, _ in v], [p for _, p in v if p is not None])
-            for name, v in busy.items()]
+    busy and of those pc-simulate predicts, and the median of the rounds'
+    errors in the step's work (predicted step times its cores, against
+    the measured step times its cores): where the prediction's error is
+    in the work and where in the share of the cores it keeps."""
+    rows = []
+    for name, v in busy.items():
+        meas = [m for m, _ in v if m is not None]
+        if not meas:
+            continue
+        preds = [p for m, p in v if m is not None and p is not None]
+        work = [(ps * p - ms * m) / (ms * m) for (m, p), ps, ms in
+                zip(v, predicted[name], measured[name])
+                if m is not None and p is not None]
+        rows.append((name, meas, preds, work))
     if not rows:
         return
-    print(f"{'cores busy':28s} {'predicted':>12s} {'measured':>12s}")
-    for name, meas, preds in rows:
+    print(f"{'cores busy':28s} {'predicted':>12s} {'measured':>12s} "
+          f"{'work error':>10s}")
+    for name, meas, preds, work in rows:
         pred = f"{statistics.median(preds):12.2f}" if preds else f"{'-':>12s}"
-        print(f"{name:28s} {pred} {statistics.median(meas):12.2f}")
+        err = (f"{100 * statistics.median(work):+9.1f}%" if work
+               else f"{'-':>10s}")
+        print(f"{name:28s} {pred} {statistics.median(meas):12.2f} {err}")
 
 
 def sign_test_wins(n, alpha=0.05):
@@ -225,20 +241,22 @@ def print_resolved(predicted, measured):
     resolved, score, discordant = 0, 0, []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
+            # Rounds that measured the two alike count for neither.
             wins = sum(x < y for x, y in zip(measured[a], measured[b]))
-            if wins < need and n - wins < need:
+            losses = sum(x > y for x, y in zip(measured[a], measured[b]))
+            if max(wins, losses) < sign_test_wins(wins + losses):
                 continue
             resolved += 1
-            faster_measured = a if wins >= need else b
-            pa = statistics.median(predicted[a])
-            pb = statistics.median(predicted[b])
-            faster_predicted = a if pa < pb else b
-            if pa != pb and faster_predicted == faster_measured:
+            fast, slow = (a, b) if wins > losses else (b, a)
+            pf = statistics.median(predicted[fast])
+            ps = statistics.median(predicted[slow])
+            if pf < ps:
                 score += 1
-            else:
+            else:  # a predicted tie does not preserve the order either
                 score -= 1
-                discordant.append(f"{faster_measured} < "
-                                  f"{b if faster_measured == a else a}")
+                discordant.append(f"predicted the other way: {fast} < {slow}"
+                                  if pf > ps else
+                                  f"predicted level: {fast} < {slow}")
     pairs = len(names) * (len(names) - 1) // 2
     if not resolved:
         print(f"the measurement resolves none of the {pairs} pairs "
@@ -250,7 +268,7 @@ def print_resolved(predicted, measured):
           f"or more of {n} rounds): Kendall tau {score / resolved:.2f}; the "
           f"measurement's own, even rounds against odd, {half:.2f}")
     for d in discordant:
-        print(f"  predicted the other way: {d}")
+        print(f"  {d}")
 
 
 if __name__ == "__main__":

@@ -58,10 +58,12 @@ std::optional<int64_t> faultStep() {
 }
 
 namespace {
-/// The CPU seconds this process's threads have used.
+/// The CPU seconds this process's threads have used (0 where the clock
+/// is missing).
 double processCpuSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  timespec t{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+    return 0;
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
@@ -136,14 +138,22 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
             .count();
     double cpuStart = processCpuSeconds();
+    auto wallStart = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<double>> losses = session.train(n, options);
-    // The run's steps overlap (each reads the parameters the one before
-    // updated), so its CPU time is shared evenly among them.
-    double cpuPerStep = (processCpuSeconds() - cpuStart) / n;
     if (!losses.ok())
       return absl::Status(losses.status().code(),
                           "step " + std::to_string(step) + ": " +
                               losses.status().ToString());
+    // The run's steps overlap (each reads the parameters the one before
+    // updated), so a step's CPU time is its wall time at the rate the
+    // whole run kept the cores busy: the steps' CPU seconds over their
+    // wall seconds are then the run's busy cores, its setup outside the
+    // steps' times included in both.
+    double runWall = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - wallStart)
+                         .count();
+    double busyCores =
+        runWall > 0 ? (processCpuSeconds() - cpuStart) / runWall : 0;
     api::Report r = session.report();
     for (int k = 0; k < n; ++k, ++i) {
       const api::Report::Step &at = r.steps[k];
@@ -154,7 +164,7 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
         continue;
       llvm::json::Object entry{{"step", at.step},
                                {"wall_s", at.seconds},
-                               {"cpu_s", cpuPerStep},
+                               {"cpu_s", at.seconds * busyCores},
                                {"loss", at.loss},
                                {"lr", at.lr}};
       if (at.gradNorm)

@@ -1000,7 +1000,7 @@ int main(int argc, char **argv) {
                                           : llvm::json::Value(nullptr)},
             // The seconds of the host's cores the predicted step keeps
             // busy, where the devices share them (null where not).
-            {"predicted_work_s", simulate && predictedWork > 0
+            {"predicted_work_s", predictedWork > 0
                                      ? llvm::json::Value(predictedWork)
                                      : llvm::json::Value(nullptr)},
             {"pipeline", pipelineReport()},
