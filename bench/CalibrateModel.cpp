@@ -140,13 +140,18 @@ static std::string trainingGraph(int blocks, int rows) {
               {r, prev});
 }
 
-/// What pc-simulate counts of `field` in `src`'s step: its step (or, with
+/// What pc-simulate counts of `field` in `src`'s step, over `program`'s
+/// ops profiled on devices of `threads` threads: its step (or, with
 /// `work`, its work on the cores) with `field` vanishing, and how many
 /// times a microsecond of it adds a microsecond (firings, hops).
 static absl::StatusOr<std::pair<double, double>>
-baseAndCount(const std::string &src, Figures f, double Figures::*field,
-             const std::string &profile, const pc::api::CompileOptions &options,
-             bool work) {
+baseAndCount(const pc::api::Program &program, int threads,
+             const std::string &src, Figures f, double Figures::*field,
+             const pc::api::CompileOptions &options, bool work) {
+  absl::StatusOr<std::string> profiled = program.profileOps(threads);
+  if (!profiled.ok())
+    return profiled.status();
+  const std::string &profile = *profiled;
   double base = 0, with = 0;
   f.*field = 1e-15;
   absl::StatusOr<double> s =
@@ -233,11 +238,9 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
   // The step's kernels and its firings, as pc-simulate counts them: its
   // time with a vanishing firing cost (the spec wants one), and what a
   // microsecond each adds.
-  absl::StatusOr<std::string> profile = program->profileOps(threads);
-  if (!profile.ok())
-    return profile.status();
-  absl::StatusOr<std::pair<double, double>> firings = baseAndCount(
-      src, figures, &Figures::firing, *profile, options, /*work=*/false);
+  absl::StatusOr<std::pair<double, double>> firings =
+      baseAndCount(*program, threads, src, figures, &Figures::firing, options,
+                   /*work=*/false);
   if (!firings.ok())
     return firings.status();
   auto [kernels, count] = *firings;
@@ -274,11 +277,9 @@ absl::StatusOr<double> pipelineHopWork(int devices, int threads,
   }
   // The step's work as pc-simulate counts it, but for its hops' (a
   // vanishing p2p_work), and what a microsecond each adds.
-  absl::StatusOr<std::string> profile = program->profileOps(threads);
-  if (!profile.ok())
-    return profile.status();
-  absl::StatusOr<std::pair<double, double>> counted = baseAndCount(
-      src, figures, &Figures::p2pWork, *profile, options, /*work=*/true);
+  absl::StatusOr<std::pair<double, double>> counted =
+      baseAndCount(*program, threads, src, figures, &Figures::p2pWork, options,
+                   /*work=*/true);
   if (!counted.ok())
     return counted.status();
   auto [without, count] = *counted;
