@@ -370,6 +370,9 @@ struct Event {
   std::string stream; // "compute" or "comm"
   int64_t iteration = 0;
   double startUs = 0, durationUs = 0;
+  /// The CPU time of the stream's thread over the firing: where it is well
+  /// below the duration, the thread slept or shared its core.
+  double cpuUs = 0;
   /// The pipeline action the op belongs to, as "F1.3" (forward of model
   /// stage 1, micro-batch 3; B and W likewise); empty when not pipelined.
   std::string action;

@@ -207,9 +207,9 @@ Session::runOnce(const char *call, const RunOptions &options,
   last.events.clear();
   for (auto &[rank, events] : run->events)
     for (runtime::OpEvent &e : events)
-      last.events[rank].push_back({std::move(e.name), std::move(e.stream),
-                                   e.iteration, e.startUs, e.durationUs,
-                                   std::move(e.action), std::move(e.detail)});
+      last.events[rank].push_back(
+          {std::move(e.name), std::move(e.stream), e.iteration, e.startUs,
+           e.durationUs, e.cpuUs, std::move(e.action), std::move(e.detail)});
   last.iterationDoneUs = std::move(run->iterationDoneUs);
   outputs = std::move(run->results);
   if (every)

@@ -73,7 +73,7 @@ absl::Status writeTrace(const Report &report, const std::string &path) {
                                       {"micro_batch", a->microBatch}}}});
     }
     for (const Event &e : ops) {
-      llvm::json::Object args{{"step", e.iteration}};
+      llvm::json::Object args{{"step", e.iteration}, {"cpu_us", e.cpuUs}};
       if (!e.action.empty())
         args["action"] = e.action;
       // An op's detail is its types and location; the input row's, the

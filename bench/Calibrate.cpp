@@ -164,17 +164,19 @@ absl::Status trainingFigures(const Setup &setup, Figures &f) {
   // measure() are of the chains' measurements, so they use the chains'
   // figures.
   const bool shared = devices > concurrent;
-  double trainingBusy = 0;
+  double trainingBusy = 0, kernelRatio = 1;
   absl::StatusOr<double> stepFiring =
-      trainingFiring(devices, threads, f, shared, &trainingBusy);
+      trainingFiring(devices, threads, f, shared, &trainingBusy, &kernelRatio);
   if (!stepFiring.ok())
     return stepFiring.status();
   if (verbose)
     std::fprintf(stderr,
                  "pc-bench-calibrate: a training step's firing %.3g s (the "
-                 "chain's %.3g), %.3g cores busy\n",
-                 *stepFiring, f.firing, trainingBusy);
+                 "chain's %.3g), its kernels %.3g times their profiled "
+                 "time, %.3g cores busy\n",
+                 *stepFiring, f.firing, kernelRatio, trainingBusy);
   f.firing = *stepFiring;
+  f.kernelInStep = kernelRatio;
   if (shared)
     f.coreEfficiency = std::clamp(trainingBusy / double(concurrent), 0.05, 1.0);
   // The link's bandwidth: the lower of the direct calls' and the one that
@@ -215,6 +217,43 @@ absl::Status trainingFigures(const Setup &setup, Figures &f) {
     f.p2pWork = *hopWork;
   }
   return absl::OkStatus();
+}
+
+/// The work of a stream's wake-up (wake_work), and what it leaves of the
+/// all-reduce chain's latency (call_latency, latency_busy): each link of
+/// the chain wakes both streams of every member (the collective waits for
+/// the sum, the add for the collective), whose work the simulator now
+/// charges apart. `cpuAll` and `cpuOp` are the chain's and the tiny op's
+/// seconds of the cores per member.
+void wakeUps(const Setup &setup, double cpuAll, double cpuOp, Figures &f) {
+  const double devices = setup.devices, concurrent = setup.concurrent;
+  // A stream's wait ends with two wake-ups: the operand's Done wakes the
+  // device's dispatcher, which wakes the stream's worker.
+  f.wakeWork = 2 * wakeCpu(setup.concurrent);
+  // Two per link, every member's at once, on its share of the cores.
+  const double rate =
+      std::min(1.0, concurrent * f.coreEfficiency / std::max(1.0, devices));
+  double wakeWall = 2 * f.wakeWork / rate;
+  const double steps = 2 * (devices - 1);
+  double full = f.call + steps * f.alpha;
+  // The wake-ups come out of the call's part first (the pairs' chain
+  // wakes as many: the per-step part is their difference), then out of
+  // the steps' part, leaving at least a tenth of the latency.
+  wakeWall = std::min(wakeWall, 0.9 * full);
+  double fromCall = std::min(f.call, wakeWall);
+  f.call -= fromCall;
+  f.alpha -= (wakeWall - fromCall) / steps;
+  full -= wakeWall;
+  // The share of the cores a member holds through a collective's latency
+  // (latency_busy): the seconds of the host's cores a link of the
+  // all-reduce chain takes per member, less its two ops' firings and its
+  // two wake-ups, over the latency the simulator charges the call and the
+  // cores each member had. Each member mostly sleeps through a meeting;
+  // what it does not is its hand-offs' system calls and context switches.
+  const double perDevice = std::min(1.0, concurrent / devices);
+  f.latencyBusy = std::clamp((cpuAll - 2 * cpuOp - 2 * f.wakeWork) /
+                                 std::max(1e-9, full * perDevice),
+                             0.01, 1.0);
 }
 
 /// One calibration: every figure of the spec, measured once.
@@ -273,6 +312,8 @@ absl::StatusOr<Figures> measure(const Setup &setup) {
   figures.p2p = p2p;
   figures.firing = firing;
   figures.coreEfficiency = coreEfficiency;
+  if (devices > 1)
+    wakeUps(setup, cpuAll, cpuOp, figures);
   if (devices > concurrent) {
     // The devices outnumber the cores: a hop is its work on them (the
     // seconds of the cores a token's link takes, less its exponential's
@@ -286,24 +327,13 @@ absl::StatusOr<Figures> measure(const Setup &setup) {
       return wait.status();
     figures.p2p = *wait;
   }
-  if (devices > 1) {
-    // The share of the cores a member holds through a collective's latency
-    // (latency_busy): the seconds of the host's cores a link of the
-    // all-reduce chain takes per member, less its two ops' firings, over
-    // the latency the simulator charges the call and the cores each
-    // member had. Each member mostly sleeps through a meeting; what it
-    // does not is its hand-offs' system calls and context switches.
-    const double held = figures.call + 2 * (devices - 1) * figures.alpha;
-    const double perDevice = std::min(1.0, double(concurrent) / devices);
-    figures.latencyBusy = std::clamp(
-        (cpuAll - 2 * cpuOp) / std::max(1e-9, held * perDevice), 0.01, 1.0);
-  }
   if (verbose) // the seconds of the host's cores each measurement took
     std::fprintf(stderr,
                  "pc-bench-calibrate: cores' seconds per firing %.3g (its "
                  "kernel %.3g), per all-reduce and member %.3g (in pairs "
-                 "%.3g), per hop %.3g; the chain kept %.3g cores busy\n",
-                 cpuOp, expKernel, cpuAll, cpuPair, cpuHop,
+                 "%.3g), per hop %.3g, per stream's wake-up %.3g; the chain "
+                 "kept %.3g cores busy\n",
+                 cpuOp, expKernel, cpuAll, cpuPair, cpuHop, figures.wakeWork,
                  cpuOp * devices / *latency);
   if (absl::Status s = trainingFigures(setup, figures); !s.ok())
     return s;
@@ -336,6 +366,7 @@ Figures medianOf(const std::vector<Figures> &runs) {
   out.alpha = collective.alpha;
   out.call = collective.call;
   out.latencyBusy = collective.latencyBusy;
+  out.wakeWork = collective.wakeWork;
   for (double Figures::*field : {&Figures::flops, &Figures::bandwidth}) {
     std::vector<double> v;
     for (const Figures &f : runs)

@@ -194,20 +194,16 @@ trainingSession(const pc::api::Program &program, int devices, int threads,
   return session;
 }
 
-absl::StatusOr<double> trainingFiring(int devices, int threads,
-                                      const Figures &figures, bool inCores,
-                                      double *busyCores) {
-  const std::string src = trainingGraph(2, 256);
-  pc::api::CompileOptions options;
-  options.train = true;
-  absl::StatusOr<pc::api::Program> program =
-      pc::api::compileSource(src, "calibrate", options);
-  if (!program.ok())
-    return program.status();
+/// The median step of `devices` one-device sessions of `program` training
+/// at once: seconds of the host's cores per session with `inCores`, else
+/// wall time; `busyCores`, the cores they kept busy.
+static absl::StatusOr<double> sessionsStep(const pc::api::Program &program,
+                                           int devices, int threads,
+                                           bool inCores, double *busyCores) {
   std::vector<std::unique_ptr<pc::api::Session>> sessions;
   for (int d = 0; d < devices; ++d) {
     absl::StatusOr<std::unique_ptr<pc::api::Session>> session =
-        trainingSession(*program, 1, threads, d);
+        trainingSession(program, 1, threads, d);
     if (!session.ok())
       return session.status();
     sessions.push_back(*std::move(session));
@@ -235,18 +231,52 @@ absl::StatusOr<double> trainingFiring(int devices, int threads,
   }
   if (busyCores)
     *busyCores = median(busy);
-  // The step's kernels and its firings, as pc-simulate counts them: its
-  // time with a vanishing firing cost (the spec wants one), and what a
-  // microsecond each adds.
-  absl::StatusOr<std::pair<double, double>> firings =
-      baseAndCount(*program, threads, src, figures, &Figures::firing, options,
-                   /*work=*/false);
-  if (!firings.ok())
-    return firings.status();
-  auto [kernels, count] = *firings;
+  return median(perStep);
+}
+
+absl::StatusOr<double> trainingFiring(int devices, int threads,
+                                      const Figures &figures, bool inCores,
+                                      double *busyCores, double *kernelRatio) {
+  // The MLP at two batches: the same firings, kernels 4x the work.
+  const int rows[2] = {256, 1024};
+  double step[2], kernels[2], count = 0;
+  for (int i = 0; i < 2; ++i) {
+    const std::string src = trainingGraph(2, rows[i]);
+    pc::api::CompileOptions options;
+    options.train = true;
+    absl::StatusOr<pc::api::Program> program =
+        pc::api::compileSource(src, "calibrate", options);
+    if (!program.ok())
+      return program.status();
+    absl::StatusOr<double> s = sessionsStep(*program, devices, threads, inCores,
+                                            i ? nullptr : busyCores);
+    if (!s.ok())
+      return s.status();
+    step[i] = *s;
+    // The step's kernels and its firings, as pc-simulate counts them: its
+    // time with a vanishing firing cost (the spec wants one) and kernels
+    // at their profiled times, and what a microsecond of firing adds.
+    Figures alone = figures;
+    alone.kernelInStep = 1;
+    absl::StatusOr<std::pair<double, double>> firings =
+        baseAndCount(*program, threads, src, alone, &Figures::firing, options,
+                     /*work=*/false);
+    if (!firings.ok())
+      return firings.status();
+    kernels[i] = firings->first;
+    count = firings->second;
+  }
   if (count < 1)
     return absl::InternalError("the training step has no firings to share");
-  return std::max(1e-9, (median(perStep) - kernels) / count);
+  // A step is kernelInStep times its profiled kernels plus its firings:
+  // the larger batch's extra time is its extra kernels' in a step.
+  double ratio = kernels[1] > kernels[0]
+                     ? (step[1] - step[0]) / (kernels[1] - kernels[0])
+                     : 1;
+  ratio = std::clamp(ratio, 1.0, 2.0);
+  if (kernelRatio)
+    *kernelRatio = ratio;
+  return std::max(1e-9, (step[0] - ratio * kernels[0]) / count);
 }
 
 absl::StatusOr<double> pipelineHopWork(int devices, int threads,

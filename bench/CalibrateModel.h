@@ -21,7 +21,8 @@ struct Figures {
   int devices = 1, threads = 1, concurrent = 1;
   double flops = 0, memory = 0, bandwidth = 0;
   double beta = 0, alpha = 0, call = 0, p2p = 0, p2pWork = 0, firing = 0;
-  double latencyBusy = 1, coreEfficiency = 1;
+  double latencyBusy = 1, coreEfficiency = 1, wakeWork = 0;
+  double kernelInStep = 1;
 
   std::string json() const {
     std::string out;
@@ -58,6 +59,10 @@ struct Figures {
         firing);
     if (coreEfficiency < 1)
       add("    \"shared_cores\": %.3g,\n", coreEfficiency);
+    if (wakeWork > 0)
+      add("    \"wake_work\": %.4g,\n", wakeWork);
+    if (kernelInStep != 1)
+      add("    \"kernel_in_step\": %.3g,\n", kernelInStep);
     out += "    \"usable_memory\": 0.8\n  }\n}\n";
     return out;
   }
@@ -77,10 +82,16 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
 /// step's time is its seconds of the host's cores with `inCores` (devices
 /// sharing the cores, where the simulator counts work on them), else its
 /// wall time (a device on cores of its own). `busyCores`: the cores the
-/// sessions kept busy on average.
+/// sessions kept busy on average. The MLP trains at two batch sizes, with
+/// the same firings: the larger's extra step time over its extra profiled
+/// kernel time is `kernelRatio` (kernel_in_step, in [1, 2]: a kernel runs
+/// slower in a step, among the other devices' threads and with its
+/// operands out of the caches, than timed alone), by which the kernels are
+/// scaled before the rest is shared among the firings.
 absl::StatusOr<double> trainingFiring(int devices, int threads,
                                       const Figures &figures, bool inCores,
-                                      double *busyCores = nullptr);
+                                      double *busyCores = nullptr,
+                                      double *kernelRatio = nullptr);
 
 /// What a pipeline's hop costs the host's cores (p2p_work, with more
 /// devices than cores): a residual MLP of a block per stage, cut into

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <mutex>
 #include <thread>
 
 namespace pc::calibrate {
@@ -48,6 +50,37 @@ double concurrently(int devices, int rounds,
     best = std::min(best, now() - t0);
   }
   return best;
+}
+
+double wakeCpu(int pairs) {
+  const int turns = 5000;
+  auto pingPong = [&](int) {
+    std::mutex mu;
+    std::condition_variable cv;
+    int turn = 0;
+    std::thread other([&] {
+      for (int i = 0; i < turns; ++i) {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return turn == 1; });
+        turn = 0;
+        cv.notify_one();
+      }
+    });
+    for (int i = 0; i < turns; ++i) {
+      std::unique_lock<std::mutex> lock(mu);
+      turn = 1;
+      cv.notify_one();
+      cv.wait(lock, [&] { return turn == 0; });
+    }
+    other.join();
+  };
+  std::vector<double> perWake;
+  for (int round = 0; round < 3; ++round) {
+    double c0 = cpuNow();
+    concurrently(pairs, 1, pingPong);
+    perWake.push_back((cpuNow() - c0) / (2.0 * turns * pairs));
+  }
+  return median(perWake);
 }
 
 /// The median time of a run of `src`'s graph @chain on `devices` CPU

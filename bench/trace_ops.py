@@ -9,7 +9,10 @@ span from its first firing to its last), and the ops that took the most
 of it, by name. On CPU devices a firing's time is the kernel's; on CUDA
 it is the host's time to queue the kernel (the GPU runs it later), so a
 compute stream busy most of the step there says the step is bound by the
-host's launches, not by the GPU, and the top ops say whose.
+host's launches, not by the GPU, and the top ops say whose. Beside each
+time, the CPU time the stream's thread used over its firings (the trace's
+cpu_us): below the time where the thread slept (a collective waiting for
+its members) or shared its core with another thread.
 """
 import argparse
 import collections
@@ -36,8 +39,9 @@ def main():
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             names[(e["pid"], e["tid"])] = e["args"]["name"]
     busy = collections.defaultdict(float)
+    cpu = collections.defaultdict(float)
     span = {}
-    ops = collections.defaultdict(lambda: [0, 0.0])
+    ops = collections.defaultdict(lambda: [0, 0.0, 0.0])
     steps = set()
     for e in events:
         step = e.get("args", {}).get("step", -1)
@@ -48,11 +52,13 @@ def main():
             continue
         steps.add(step)
         busy[key] += e["dur"]
+        cpu[key] += e["args"].get("cpu_us", 0)
         lo, hi = span.get(key, (e["ts"], e["ts"] + e["dur"]))
         span[key] = (min(lo, e["ts"]), max(hi, e["ts"] + e["dur"]))
         op = ops[(names[key], e["name"])]
         op[0] += 1
         op[1] += e["dur"]
+        op[2] += e["args"].get("cpu_us", 0)
     if not steps:
         sys.exit(f"trace_ops: {a.trace}: no firings after step {a.skip - 1}")
     n = len(steps)
@@ -61,13 +67,20 @@ def main():
         lo, hi = span[key]
         print(f"  rank {key[0]} {names[key]:7s}: busy {busy[key] / n / 1e3:8.2f} ms "
               f"of {(hi - lo) / n / 1e3:8.2f} ms "
-              f"({100 * busy[key] / max(hi - lo, 1e-9):.0f} %)")
+              f"({100 * busy[key] / max(hi - lo, 1e-9):.0f} %), "
+              f"cpu {cpu[key] / n / 1e3:8.2f} ms")
+    for stream in ("compute", "comm"):
+        keys = [k for k in busy if names[k] == stream]
+        print(f"  all ranks {stream:7s}: busy "
+              f"{sum(busy[k] for k in keys) / n / 1e3:8.2f} ms, "
+              f"cpu {sum(cpu[k] for k in keys) / n / 1e3:8.2f} ms")
     total = sum(v[1] for v in ops.values())
     print(f"top {a.top} ops by time (all ranks), per step:")
-    for (stream, name), (count, dur) in sorted(
+    for (stream, name), (count, dur, used) in sorted(
             ops.items(), key=lambda kv: -kv[1][1])[:a.top]:
         print(f"  {name:28s} {stream:7s} {count / n:7.0f} x {dur / count:8.1f} us"
-              f" = {dur / n / 1e3:8.2f} ms ({100 * dur / total:4.1f} %)")
+              f" = {dur / n / 1e3:8.2f} ms ({100 * dur / total:4.1f} %), "
+              f"cpu {used / count:8.1f} us")
 
 
 if __name__ == "__main__":

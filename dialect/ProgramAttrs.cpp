@@ -171,6 +171,8 @@ constexpr std::pair<const char *, double CostModel::*> kOptionalRates[] = {
     {"p2p_work", &CostModel::p2pWork},
     {"call_latency", &CostModel::callLatency},
     {"half_peak_flops", &CostModel::halfPeakFlops},
+    {"wake_work", &CostModel::wakeWork},
+    {"kernel_in_step", &CostModel::kernelInStep},
 };
 constexpr std::pair<const char *, double CostModel::*> kOptionalShares[] = {
     {"latency_busy", &CostModel::latencyBusy},

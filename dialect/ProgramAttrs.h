@@ -169,6 +169,14 @@ struct CostModel {
   /// Of every collective call beyond its steps' link latency; written as
   /// the f64 entry `call_latency` when positive.
   double callLatency = 0;
+  /// On shared cores, the seconds of the host's cores it takes to wake a
+  /// stream that sat idle until the device's other stream produced an
+  /// operand (its thread, and the dispatcher's, slept); written as the f64
+  /// entry `wake_work` when positive.
+  double wakeWork = 0;
+  /// A profiled kernel's time in a step over its profile's; written as the
+  /// f64 entry `kernel_in_step` when positive. 0: 1.
+  double kernelInStep = 0;
   /// Peak FLOP/s of matmuls on 16-bit floats (bf16, f16: the spec's bf16
   /// figure, else its f16), times the matmul efficiency as peakFlops; 0:
   /// the same as f32's. Written as the f64 entry `half_peak_flops` when

@@ -298,6 +298,12 @@ llvm::Error readRest(Reader &top, ClusterSpec &spec) {
   if (llvm::Error e = r.quantity("kernel_latency", Quantity::Seconds,
                                  spec.kernelLatency, false))
     return e;
+  if (llvm::Error e =
+          r.quantity("wake_work", Quantity::Seconds, spec.wakeWork, false))
+    return e;
+  if (llvm::Error e = r.quantity("kernel_in_step", Quantity::Plain,
+                                 spec.kernelInStep, false))
+    return e;
   return r.noOthers();
 }
 

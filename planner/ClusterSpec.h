@@ -83,6 +83,14 @@ struct ClusterSpec {
   /// devices) run on, the share the runtime keeps busy while it has work
   /// for all of them: its threads' wake-ups leave the rest idle.
   double sharedCoreEfficiency = 1;
+  /// s of the host's cores to wake a device's stream that waited for the
+  /// device's other stream (CPU virtual devices: the runtime's threads
+  /// sleep and are woken); 0: free.
+  double wakeWork = 0;
+  /// A profiled kernel's time in a training step over its time alone (its
+  /// op profile's): on CPU devices the other devices' threads share the
+  /// caches and the memory, and a step's operands come cold.
+  double kernelInStep = 1;
 
   int64_t devices() const { return nodes * devicesPerNode; }
   /// The peak of `dtype`; an error names the spec and the dtype.

@@ -49,6 +49,8 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   m.sharedCores = spec->intraNodeKind == "shared-memory";
   m.concurrentDevices = spec->concurrentDevices;
   m.coreEfficiency = spec->sharedCoreEfficiency;
+  m.wakeWork = m.sharedCores ? spec->wakeWork : 0;
+  m.kernelInStep = spec->kernelInStep != 1 ? spec->kernelInStep : 0;
   m.linkLatency = link.latency > 0 ? link.latency : spec->kernelLatency;
   if (!(m.linkLatency > 0))
     m.linkLatency = 1e-6;

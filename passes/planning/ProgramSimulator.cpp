@@ -155,8 +155,9 @@ private:
     /// receive's wait for its hop's latency, which holds no core.
     double wait = 0;
     bool asleep = false;
-    /// Of a compute op's work, the share that is its firing's overhead.
-    double firingShare = 0;
+    /// Of a compute op's work, the share that is its firing's overhead;
+    /// of any op's, the share that is its stream's wake-up.
+    double firingShare = 0, wakeShare = 0;
   };
 
   /// Time advances from one op's end to the next; at each end every stream
@@ -219,11 +220,14 @@ private:
   void countWork(const Task &t, double seconds) {
     if (t.wait > 0)
       work.latency += seconds;
-    else if (t.comm)
-      work.transfers += seconds;
     else {
-      work.firings += seconds * t.firingShare;
-      work.kernels += seconds * (1 - t.firingShare);
+      work.wakes += seconds * t.wakeShare;
+      if (t.comm)
+        work.transfers += seconds * (1 - t.wakeShare);
+      else {
+        work.firings += seconds * t.firingShare;
+        work.kernels += seconds * (1 - t.firingShare - t.wakeShare);
+      }
     }
     work.total += seconds;
   }
@@ -266,10 +270,12 @@ private:
             continue;
           Operation *op = s.ops[s.next++];
           Task t{p.get(), &s, op, now, 0, isCommOp(op)};
-          double firing = 0;
-          t.left = duration(*p, op, t.wait, firing);
-          if (t.left > 0)
+          double firing = 0, wake = wakeWork(*p, op);
+          t.left = duration(*p, op, t.wait, firing) + wake;
+          if (t.left > 0) {
             t.firingShare = std::min(1.0, firing / t.left);
+            t.wakeShare = std::min(1.0 - t.firingShare, wake / t.left);
+          }
           if (auto recv = dyn_cast<RecvOp>(op); recv && rates.p2pWork > 0) {
             // The hop's latency beyond its work, from its send's end.
             t.wait = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
@@ -284,6 +290,23 @@ private:
           running.push_back(t);
         }
     }
+  }
+
+  /// The work of waking `op`'s stream, on shared cores, when an operand
+  /// of `op` comes from the device's other stream (a collective's input
+  /// from the compute, a compute op's from a collective): the runtime's
+  /// stream has run dry by then, as the measured steps show even where
+  /// the operand is long ready, and the operand's Done wakes the device's
+  /// dispatcher, which wakes the stream's worker. A receive's wait for its
+  /// send is the hop's own (p2p_work, p2p_latency).
+  double wakeWork(Program &p, Operation *op) const {
+    if (!(rates.wakeWork > 0))
+      return 0;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && p.local.contains(def) && onCommStream(def) != onCommStream(op))
+        return rates.wakeWork;
+    return 0;
   }
 
   /// Whether `op` goes on its device's communication stream: every
@@ -371,7 +394,9 @@ private:
     firing = profile || sbp ? rates.kernelLatency : 0;
     if (double measured = profile ? profile->lookup(op) : -1; measured >= 0) {
       ++t.measured;
-      return measured + firing;
+      // Timed alone; in a step, slower by kernel_in_step.
+      return measured * (rates.kernelInStep > 0 ? rates.kernelInStep : 1) +
+             firing;
     }
     if (!sbp) // views, parameters, constants
       return firing;
@@ -497,11 +522,12 @@ std::string formatSimulation(const Simulation &s) {
   if (s.cores > 0 && s.step > 0)
     os << llvm::format("pc-simulate: the host's cores: %.3f ms of work "
                        "(kernels %.3f, firings %.3f, collectives' latency "
-                       "%.3f, transfers %.3f), %.2f of %.2f usable cores "
-                       "busy on average\n",
+                       "%.3f, transfers %.3f, wake-ups %.3f), %.2f of %.2f "
+                       "usable cores busy on average\n",
                        1e3 * s.work.total, 1e3 * s.work.kernels,
                        1e3 * s.work.firings, 1e3 * s.work.latency,
-                       1e3 * s.work.transfers, s.work.total / s.step, s.cores);
+                       1e3 * s.work.transfers, 1e3 * s.work.wakes,
+                       s.work.total / s.step, s.cores);
   os << llvm::format("pc-simulate: predicted step %.3f ms\n", 1e3 * s.step);
   return out;
 }

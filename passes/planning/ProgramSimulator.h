@@ -24,7 +24,10 @@
 //    plus its ring's steps) keeps its wall time, its woken members running
 //    first, and holds latency_busy of the cores its members had when it
 //    was measured; the compute shares what is left, so a backward's
-//    compute fills the cores its gradients' all-reduces leave.
+//    compute fills the cores its gradients' all-reduces leave;
+//  - on shared cores with a wake_work, an op with an operand from the
+//    device's other stream first does that work: the runtime's sleeping
+//    threads are woken (the dispatcher, then the stream's worker).
 // Compute takes its measured time where an op profile has one (vTrain's
 // method, dialect/OpProfile.h), else its roofline time plus the per-op
 // cost (kernel latency); a collective the alpha-beta time of a ring over
@@ -65,8 +68,10 @@ struct CoreWork {
   /// All of it; the kernels' measured or roofline time; each firing's
   /// runtime overhead (kernel_latency); the collectives' latencies (the
   /// share of the cores their members hold); the transfers' copies and
-  /// hops, receives' firings included.
-  double total = 0, kernels = 0, firings = 0, latency = 0, transfers = 0;
+  /// hops, receives' firings included; the streams' wake-ups (wake_work
+  /// per op whose stream waited for the device's other stream).
+  double total = 0, kernels = 0, firings = 0, latency = 0, transfers = 0,
+         wakes = 0;
 };
 
 struct Simulation {

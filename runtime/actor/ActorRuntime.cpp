@@ -13,6 +13,8 @@
 #include <mutex>
 #include <set>
 
+#include <time.h>
+
 namespace pc::runtime::actor {
 
 uint32_t ActorGraph::add(ActorSpec spec) {
@@ -321,6 +323,13 @@ struct ActorState {
   bool crossStream = false;
 };
 
+/// The CPU time this thread has used, in microseconds.
+double threadCpuUs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e6 + double(t.tv_nsec) * 1e-3;
+}
+
 /// Microseconds from `origin` to now.
 double microsSince(std::chrono::steady_clock::time_point origin) {
   return std::chrono::duration<double, std::micro>(
@@ -584,10 +593,17 @@ private:
         options.trace ? &stats.events[spec.stream] : nullptr;
     stream.enqueue([&spec, id, iteration, events, error = error, this] {
       double start = events ? nowUs() : 0;
+      double cpu = events ? threadCpuUs() : 0;
       absl::Status s = spec.fire(iteration);
       // Only this stream's tasks append to its list, one at a time.
-      if (events)
-        events->push_back({id, spec.stream, iteration, start, nowUs() - start});
+      if (events) {
+        // The CPU interval lies inside the wall one; the two clocks'
+        // sources differ (a guest's CPU clock can jump), so clamp.
+        cpu = threadCpuUs() - cpu;
+        double wall = nowUs() - start;
+        events->push_back({id, spec.stream, iteration, start, wall,
+                           std::clamp(cpu, 0.0, wall)});
+      }
       if (!s.ok())
         error->note(s);
       return s;

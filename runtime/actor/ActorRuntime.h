@@ -83,6 +83,10 @@ struct FiringEvent {
   int64_t iteration;
   double startUs;
   double durationUs;
+  /// The CPU time of the stream's thread over the firing: below the
+  /// duration where the thread slept (a collective waiting for its
+  /// members) or shared its core with other threads.
+  double cpuUs;
 };
 
 /// One entry of a rank's order of ordered firings: `actor`, an ordered

@@ -996,7 +996,8 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
         auto from = readFrom.find(rank);
         out.events.push_back(
             {"read inputs", "input", 0, read->second.first, read->second.second,
-             "", from == readFrom.end() ? std::string() : from->second});
+             /*cpuUs=*/0, "",
+             from == readFrom.end() ? std::string() : from->second});
       }
     for (auto [s, events] : llvm::enumerate(stats->events))
       for (const actor::FiringEvent &e : events)
@@ -1005,7 +1006,7 @@ absl::StatusOr<CpuRun> CpuSession::run(llvm::StringRef graph,
                               : s == RankProgram::kInput ? "input"
                               : s == RankProgram::kCopy  ? "copy"
                                                          : "compute",
-                              e.iteration, e.startUs, e.durationUs,
+                              e.iteration, e.startUs, e.durationUs, e.cpuUs,
                               r.program->actionOf(e.actor),
                               r.program->detailOf(e.actor)});
     return absl::OkStatus();

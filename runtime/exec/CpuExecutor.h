@@ -47,6 +47,10 @@ struct OpEvent {
   int64_t iteration = 0;
   double startUs = 0;
   double durationUs = 0;
+  /// The CPU time of the stream's thread over the firing
+  /// (actor::FiringEvent::cpuUs); 0 where it was not measured (the reading
+  /// of a run's inputs).
+  double cpuUs = 0;
   /// The pipeline action the op belongs to, as "F1.3" (F of model stage 1,
   /// micro-batch 3); empty when the program has no schedule.
   std::string action;

@@ -88,6 +88,7 @@ void writeRankResult(WireWriter &w, int64_t rank, const RankResult &r) {
     w.i64(e.iteration);
     w.f64(e.startUs);
     w.f64(e.durationUs);
+    w.f64(e.cpuUs);
     w.bytes(e.action);
     w.bytes(e.detail);
   }
@@ -114,6 +115,7 @@ RankResult readRankResult(WireReader &r) {
     ev.iteration = r.i64();
     ev.startUs = r.f64();
     ev.durationUs = r.f64();
+    ev.cpuUs = r.f64();
     ev.action = std::string(r.bytes());
     ev.detail = std::string(r.bytes());
     out.events.push_back(std::move(ev));

@@ -1,6 +1,6 @@
 // RUN: pc-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices, positive f64 p2p_latency, p2p_work and call_latency, and f64 latency_busy and core_efficiency in (0, 1), on the module}}
+// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices, positive f64 p2p_latency, p2p_work, call_latency, half_peak_flops, wake_work and kernel_in_step, and f64 latency_busy and core_efficiency in (0, 1), on the module}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64}} {
 }
 

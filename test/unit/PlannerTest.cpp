@@ -137,6 +137,14 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
                 .find("'efficiency.shared_cores' is a fraction of the cores "
                       "and must be at most 1"),
             std::string::npos);
+  EXPECT_NE(specError(with("\"efficiency\": {}",
+                           "\"efficiency\": {\"wake_work\": -1}"))
+                .find("'efficiency.wake_work' must be positive"),
+            std::string::npos);
+  EXPECT_NE(specError(with("\"efficiency\": {}",
+                           "\"efficiency\": {\"kernel_in_step\": 0}"))
+                .find("'efficiency.kernel_in_step' must be positive"),
+            std::string::npos);
   EXPECT_NE(linkWith("\"p2p_work\": -1")
                 .find("'intra_node.p2p_work' must be positive"),
             std::string::npos);
