@@ -167,8 +167,10 @@ Program::simulate(double *step, const std::string &opProfile,
     profile = *std::move(p);
   }
   attrs::CostModel rates = costModelOf(*impl->module);
-  if (emulatedCompute)
+  if (emulatedCompute) {
     rates.concurrentDevices = 0; // a core per device: waits hold none
+    rates.kernelInStep = 0;      // a wait of exactly the profiled time
+  }
   Simulation s = simulatePrograms(*impl->module, graphName,
                                   profile ? &*profile : nullptr, &rates);
   if (!s.error.empty())

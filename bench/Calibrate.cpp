@@ -18,20 +18,28 @@
 // them: the members meet from their own streams; with 4 or more devices,
 // parted into a latency per call and one per ring step by the same chain
 // over pairs of devices) and the share of the cores a member holds through
-// that latency (latency_busy: the chain's seconds of the cores per member
-// over it), and a pipeline hop (a token per device passed around a ring of
-// one-device meshes): with more devices than cores, the wait beyond its
-// work (p2p_latency, fitted with pc-simulate to the ring's time over the
-// ring's own work per hop), that work (p2p_work) being a pipeline step's
-// (the MLP below cut into N stages, its step's seconds of the cores less
-// the rest of its work, per hop). The firing cost and the share of the
-// cores the spec gives are a training step's: N one-device sessions train
-// a small residual MLP at once, and its step's seconds of the cores, less
-// its kernels, are shared among its firings; the link's bandwidth is at
-// most what an all-reduce of 128 KiB achieves in the runtime, in the
-// seconds of the cores its members spend per byte. It all goes R times
+// that latency (latency_busy: the chain's seconds of the cores per member,
+// less its ops' firings and its streams' wake-ups, over it); a thread's
+// wake-up (threads handing a turn through a condition variable, as many
+// pairs as the cores run devices at once), whose work twice over
+// (wake_work: the dispatcher's and the stream's) the simulator charges
+// each op fed by its device's other stream, and so takes out of the
+// chain's latency; and a pipeline hop (a token per device passed around a ring
+// of one-device meshes): with more devices than cores, the wait beyond its work
+// (p2p_latency, fitted with pc-simulate to the ring's time over the ring's own
+// work per hop), that work (p2p_work) being a pipeline step's (the MLP below
+// cut into N stages, its step's seconds of the cores less the rest of its work,
+// per hop). The firing cost and the share of the cores the spec gives are a
+// training step's: N one-device sessions train a small residual MLP at once, at
+// two batches: the larger's extra time over its extra profiled kernels is a
+// kernel's slowdown in a step (kernel_in_step), and the smaller's seconds of
+// the cores, less its kernels so scaled, are shared among its firings; the
+// link's bandwidth is at most what an all-reduce of 128 KiB achieves in the
+// runtime, in the seconds of the cores its members spend per byte. It all goes
+// R times
 // (--repeat, 3): the spec takes the median run's figures (by the firing
-// cost, and by a full group's collective latency for the collectives').
+// cost, and by a full group's collective latency, after the wake-ups are
+// taken out, for the collectives' and the wake-up's).
 // --verbose prints the seconds of the cores each measurement took to
 // stderr.
 // Writes the cluster spec (docs/planning.md) to stdout. The measured
@@ -230,7 +238,9 @@ void wakeUps(const Setup &setup, double cpuAll, double cpuOp, Figures &f) {
   // A stream's wait ends with two wake-ups: the operand's Done wakes the
   // device's dispatcher, which wakes the stream's worker.
   f.wakeWork = 2 * wakeCpu(setup.concurrent);
-  // Two per link, every member's at once, on its share of the cores.
+  // Two per link, every member's at once, on its share of the cores: the
+  // chain's (its wall time was measured at that share; the spec's, from
+  // the training step, comes later).
   const double rate =
       std::min(1.0, concurrent * f.coreEfficiency / std::max(1.0, devices));
   double wakeWall = 2 * f.wakeWork / rate;
@@ -238,7 +248,10 @@ void wakeUps(const Setup &setup, double cpuAll, double cpuOp, Figures &f) {
   double full = f.call + steps * f.alpha;
   // The wake-ups come out of the call's part first (the pairs' chain
   // wakes as many: the per-step part is their difference), then out of
-  // the steps' part, leaving at least a tenth of the latency.
+  // the steps' part, leaving at least a tenth of the latency. That
+  // fallback (no call part: fewer than 4 devices, or an odd count) gives
+  // smaller collectives, of fewer steps, back less than their wake-ups'
+  // wall time: they come out slower than the full group's.
   wakeWall = std::min(wakeWall, 0.9 * full);
   double fromCall = std::min(f.call, wakeWall);
   f.call -= fromCall;
@@ -354,10 +367,11 @@ const Figures &medianRun(const std::vector<Figures> &runs,
 
 /// The figures of `runs`, each group of figures that depend on each other
 /// from the one run that is the median of the group's leading figure: the
-/// firing cost, and those fitted or left over after it (the share of the
-/// cores, the bandwidth, the hop's work and wait); a full group's
-/// collective latency, and its parts and busy share. The device's own
-/// rates are each their median.
+/// firing cost, and those fitted or left over after it (a kernel's
+/// slowdown in a step, the share of the cores, the bandwidth, the hop's
+/// work and wait); a full group's collective latency (after the wake-ups
+/// are taken out), and its parts, busy share and the wake-up's work. The
+/// device's own rates are each their median.
 Figures medianOf(const std::vector<Figures> &runs) {
   Figures out = medianRun(runs, [](const Figures &f) { return f.firing; });
   const Figures &collective = medianRun(runs, [](const Figures &f) {

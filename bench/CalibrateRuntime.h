@@ -31,9 +31,10 @@ double concurrently(int devices, int rounds,
                     const std::function<void(int)> &work);
 
 /// The seconds of the host's cores one wake-up of a sleeping thread takes:
-/// `pairs` pairs of threads (as many as the cores, so that every core is
-/// busy, as in a training step) hand a turn back and forth through a mutex
-/// and a condition variable, as the runtime's streams and dispatchers do.
+/// `pairs` pairs of threads (as many as the devices the cores run at once,
+/// so that every core is busy, as in a training step) hand a turn back and
+/// forth through a mutex and a condition variable, as the runtime's
+/// streams and dispatchers do.
 double wakeCpu(int pairs);
 
 /// The time one op of a per-device program takes, as the devices run

@@ -170,9 +170,9 @@ struct CostModel {
   /// the f64 entry `call_latency` when positive.
   double callLatency = 0;
   /// On shared cores, the seconds of the host's cores it takes to wake a
-  /// stream that sat idle until the device's other stream produced an
-  /// operand (its thread, and the dispatcher's, slept); written as the f64
-  /// entry `wake_work` when positive.
+  /// stream for an op with an operand from the device's other stream (its
+  /// thread, and the dispatcher's, slept); written as the f64 entry
+  /// `wake_work` when positive.
   double wakeWork = 0;
   /// A profiled kernel's time in a step over its profile's; written as the
   /// f64 entry `kernel_in_step` when positive. 0: 1.

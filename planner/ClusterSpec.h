@@ -83,9 +83,9 @@ struct ClusterSpec {
   /// devices) run on, the share the runtime keeps busy while it has work
   /// for all of them: its threads' wake-ups leave the rest idle.
   double sharedCoreEfficiency = 1;
-  /// s of the host's cores to wake a device's stream that waited for the
-  /// device's other stream (CPU virtual devices: the runtime's threads
-  /// sleep and are woken); 0: free.
+  /// s of the host's cores to wake a device's stream for an op with an
+  /// operand from the device's other stream (CPU virtual devices: the
+  /// runtime's threads sleep and are woken); 0: free.
   double wakeWork = 0;
   /// A profiled kernel's time in a training step over its time alone (its
   /// op profile's): on CPU devices the other devices' threads share the

@@ -26,10 +26,12 @@
 //    was measured; the compute shares what is left, so a backward's
 //    compute fills the cores its gradients' all-reduces leave;
 //  - on shared cores with a wake_work, an op with an operand from the
-//    device's other stream first does that work: the runtime's sleeping
-//    threads are woken (the dispatcher, then the stream's worker).
+//    device's other stream first does that work, once per producer and
+//    stream: the runtime's sleeping threads are woken (the dispatcher,
+//    then the stream's worker).
 // Compute takes its measured time where an op profile has one (vTrain's
-// method, dialect/OpProfile.h), else its roofline time plus the per-op
+// method, dialect/OpProfile.h; times kernel_in_step, a kernel's slowdown
+// in a step), else its roofline time plus the per-op
 // cost (kernel latency); a collective the alpha-beta time of a ring over
 // its group (planner/CostModel.h). Used by --pc-simulate and pc-run
 // --simulate.
@@ -65,11 +67,13 @@ struct ProgramTiming {
 
 /// Seconds of the host's cores, by what kept them busy.
 struct CoreWork {
-  /// All of it; the kernels' measured or roofline time; each firing's
-  /// runtime overhead (kernel_latency); the collectives' latencies (the
-  /// share of the cores their members hold); the transfers' copies and
-  /// hops, receives' firings included; the streams' wake-ups (wake_work
-  /// per op whose stream waited for the device's other stream).
+  /// All of it; the kernels' measured (scaled) or roofline time; each
+  /// firing's runtime overhead (kernel_latency); the collectives'
+  /// latencies (the share of the cores their members hold); the
+  /// transfers' copies and hops, receives' firings included; the streams'
+  /// wake-ups (wake_work
+  /// per op with an operand from the device's other stream, once per
+  /// producer and stream).
   double total = 0, kernels = 0, firings = 0, latency = 0, transfers = 0,
          wakes = 0;
 };
