@@ -138,7 +138,6 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
             .count();
     double cpuStart = processCpuSeconds();
-    auto wallStart = std::chrono::steady_clock::now();
     absl::StatusOr<std::vector<double>> losses = session.train(n, options);
     if (!losses.ok())
       return absl::Status(losses.status().code(),
@@ -149,9 +148,10 @@ absl::StatusOr<bool> trainLoop(api::Session &session, const TrainFlags &flags,
     // whole run kept the cores busy: the steps' CPU seconds over their
     // wall seconds are then the run's busy cores, its setup outside the
     // steps' times included in both.
-    double runWall = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - wallStart)
-                         .count();
+    double runWall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count() -
+        runStart;
     double busyCores =
         runWall > 0 ? (processCpuSeconds() - cpuStart) / runWall : 0;
     api::Report r = session.report();
