@@ -2,7 +2,8 @@
 //
 // vTrain's method: rather than a roofline, the time of every distinct
 // compute op of a plan's per-device programs as this machine's kernels take
-// it, measured alone on one device (runtime/exec/OpProfiler.h). The
+// it, measured on one device with nothing else running, each program's
+// ops fired in its order (runtime/exec/OpProfiler.h). The
 // simulator (passes/planning/ProgramSimulator.h) uses a measured time where
 // it has one. Ops are keyed by what decides their kernel's work: the op's
 // name, its inherent attributes, and its operand and result types; two ops

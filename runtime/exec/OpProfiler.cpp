@@ -1,4 +1,4 @@
-//===- OpProfiler.cpp - Timing a plan's kernels alone, by op --------------===//
+//===- OpProfiler.cpp - Timing a plan's kernels in sequence -------------===//
 
 #include "runtime/exec/OpProfiler.h"
 
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <set>
+#include <map>
 
 using namespace mlir;
 
@@ -56,51 +56,60 @@ sampleOperands(Operation *op, TensorAllocator &tensors) {
 
 using Inputs = std::vector<std::shared_ptr<const Tensor>>;
 
-/// The median time of firing `kernel` on each of `sets` in turn; an error
-/// when it fails.
-absl::StatusOr<double> timeKernel(const Kernel &kernel,
-                                  const KernelContext &context,
-                                  const std::vector<Inputs> &sets,
-                                  size_t results,
-                                  const OpProfilerOptions &options) {
-  std::vector<std::vector<const Tensor *>> raw;
-  for (const Inputs &set : sets) {
-    raw.emplace_back();
-    for (const auto &t : set)
-      raw.back().push_back(t.get());
-  }
-  std::vector<double> times;
-  size_t turn = 0;
-  auto fire = [&]() -> absl::Status {
-    std::vector<std::shared_ptr<const Tensor>> out(results);
-    size_t i = turn++ % sets.size();
-    KernelIO io{context, raw[i], sets[i], out};
-    return kernel(io);
+/// One compute op of a program, bound to its kernel as the runtime binds
+/// it, with inputs of its operand types (shared by the ops of one key).
+struct Instance {
+  std::string key;
+  Kernel kernel;
+  std::shared_ptr<const Inputs> inputs;
+  std::vector<const Tensor *> raw;
+  size_t results = 0;
+  bool failed = false;
+};
+
+/// Fires `program`'s ops in its order, pass after pass, on the stream of
+/// `context`, and adds each firing's seconds to `samples` under its key.
+/// With `warmUp`, a first pass is not timed (kernels make their plans on
+/// their first call); an op whose kernel fails is left out from then on.
+absl::Status timePasses(std::vector<Instance> &program, bool warmUp,
+                        const KernelContext &context,
+                        const OpProfilerOptions &options,
+                        std::map<std::string, std::vector<double>> &samples) {
+  auto fire = [&](Instance &op) -> absl::Status {
+    std::vector<std::shared_ptr<const Tensor>> out(op.results);
+    KernelIO io{context, op.raw, *op.inputs, out};
+    return op.kernel(io);
   };
   // A kernel's error stays here: it would poison the stream for the rest.
-  absl::Status failed;
   context.stream().enqueue([&]() -> absl::Status {
-    if (failed = fire(); !failed.ok()) // warm-up
-      return absl::OkStatus();
+    if (warmUp)
+      for (Instance &op : program)
+        op.failed = !fire(op).ok();
     double spent = 0;
-    while (int(times.size()) < options.maxFirings &&
-           (int(times.size()) < options.minFirings ||
-            spent < options.minSeconds)) {
-      double t0 = now();
-      if (failed = fire(); !failed.ok())
-        return absl::OkStatus();
-      times.push_back(now() - t0);
-      spent += times.back();
+    for (int pass = 0; pass < options.maxPasses &&
+                       (pass < options.minPasses || spent < options.minSeconds);
+         ++pass) {
+      for (Instance &op : program) {
+        if (op.failed)
+          continue;
+        double t0 = now();
+        if (!fire(op).ok()) {
+          op.failed = true;
+          continue;
+        }
+        double t = now() - t0;
+        samples[op.key].push_back(t);
+        spent += t;
+      }
     }
     return absl::OkStatus();
   });
-  if (absl::Status s = context.stream().synchronize(); !s.ok())
-    return s;
-  if (!failed.ok())
-    return failed;
-  std::nth_element(times.begin(), times.begin() + times.size() / 2,
-                   times.end());
-  return times[times.size() / 2];
+  return context.stream().synchronize();
+}
+
+double median(std::vector<double> &v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 } // namespace
@@ -127,50 +136,50 @@ absl::StatusOr<OpProfile> profileOps(ModuleOp module,
   if (!comm.ok())
     return comm.status();
   MeshCache meshes(module);
-  // Two rounds over all ops, keeping each op's faster median: a stall of
-  // the machine (another process) during one op's few milliseconds then
-  // does not stand as its time.
-  for (int round = 0; round < 2; ++round) {
-    std::set<std::string> tried;
-    for (auto f : module.getOps<func::FuncOp>()) {
-      llvm::ArrayRef<int64_t> ranks = attrs::getRanks(f);
-      if (f.isExternal() || ranks.empty())
+  std::map<std::string, std::shared_ptr<const Inputs>> inputsOf;
+  std::vector<std::vector<Instance>> programs;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    llvm::ArrayRef<int64_t> ranks = attrs::getRanks(f);
+    if (f.isExternal() || ranks.empty())
+      continue;
+    StringAttr g = attrs::getGraph(f);
+    if (!options.graph.empty() && (!g || g.getValue() != options.graph))
+      continue;
+    BindContext bind{ranks.front(), meshes, **comm, tensors};
+    std::vector<Instance> &program = programs.emplace_back();
+    for (Operation &op : f.getBody().getOps()) {
+      std::string key = opProfileKey(&op);
+      absl::StatusOr<KernelRegistry::Bound> bound = kernels.bind(&op, bind);
+      if (!bound.ok() || bound->stream != StreamKind::Compute)
         continue;
-      StringAttr g = attrs::getGraph(f);
-      if (!options.graph.empty() && (!g || g.getValue() != options.graph))
+      auto [it, fresh] = inputsOf.try_emplace(key);
+      if (fresh)
+        if (auto inputs = sampleOperands(&op, tensors))
+          it->second = std::make_shared<const Inputs>(*std::move(inputs));
+      if (!it->second)
         continue;
-      BindContext bind{ranks.front(), meshes, **comm, tensors};
-      for (Operation &op : f.getBody().getOps()) {
-        std::string key = opProfileKey(&op);
-        if (!tried.insert(key).second)
-          continue;
-        absl::StatusOr<KernelRegistry::Bound> bound = kernels.bind(&op, bind);
-        if (!bound.ok() || bound->stream != StreamKind::Compute)
-          continue;
-        // Copies of the inputs, fired in turn, so that a firing does not
-        // find its inputs in the cache the last one left them in (in a
-        // step, the ops between two firings of a kernel evict them).
-        std::vector<Inputs> sets;
-        int64_t bytes = 0;
-        for (Type t : op.getOperandTypes())
-          if (absl::StatusOr<CommType> c = commTypeOf(t); c.ok())
-            bytes += product(shapeOf(t)) * sizeOf(*c);
-        int64_t copies = std::clamp<int64_t>(options.evictBytes /
-                                                 std::max<int64_t>(1, bytes),
-                                             1, options.maxInputCopies);
-        for (int64_t c = 0; c < copies; ++c)
-          if (auto inputs = sampleOperands(&op, tensors))
-            sets.push_back(*std::move(inputs));
-        if (sets.empty())
-          continue;
-        absl::StatusOr<double> t = timeKernel(bound->kernel, context, sets,
-                                              op.getNumResults(), options);
-        if (!t.ok())
-          continue;
-        auto [it, fresh] = profile.seconds.try_emplace(key, *t);
-        if (!fresh)
-          it->second = std::min(it->second, *t);
-      }
+      Instance i{
+          key, std::move(bound->kernel), it->second, {}, op.getNumResults()};
+      for (const auto &t : *i.inputs)
+        i.raw.push_back(t.get());
+      program.push_back(std::move(i));
+    }
+  }
+  // Rounds over all programs, keeping each key's fastest median: a stall
+  // of the machine (another process) during one round then does not stand
+  // as its time.
+  for (int round = 0; round < std::max(1, options.rounds); ++round) {
+    std::map<std::string, std::vector<double>> samples;
+    for (std::vector<Instance> &program : programs)
+      if (absl::Status s =
+              timePasses(program, round == 0, context, options, samples);
+          !s.ok())
+        return s;
+    for (auto &[key, times] : samples) {
+      double t = median(times);
+      auto [it, fresh] = profile.seconds.try_emplace(key, t);
+      if (!fresh)
+        it->second = std::min(it->second, t);
     }
   }
   return profile;

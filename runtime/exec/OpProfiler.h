@@ -1,12 +1,16 @@
-//===- OpProfiler.h - Timing a plan's kernels alone, by op ------*- C++ -*-===//
+//===- OpProfiler.h - Timing a plan's kernels in sequence ----*- C++ -*-===//
 //
-// vTrain's profiling step for pc-simulate: every distinct compute op of a
-// module's per-device programs (dialect/OpProfile.h keys them) is bound to
-// this machine's CPU kernel, fed zeros of its operand types, and fired on
-// one device's stream until a few milliseconds have passed; the median
-// firing is its time. Nothing else runs meanwhile, so the profile is each
-// kernel's time alone, with `threads` threads: the simulator shares the
-// host's cores among the devices busy at once (pc.cost_model's
+// vTrain's profiling step for pc-simulate, on the CPU: every compute op of
+// a module's per-device programs (dialect/OpProfile.h keys them) is bound
+// to this machine's CPU kernel, as the runtime binds it, and fed small
+// values of its operand types; each program's ops then fire in program
+// order on one device's stream, pass after pass, and an op's time is the
+// median of its key's firings (the faster of two rounds). Timing an op in
+// its program's sequence, not over and over on its own, gives it the cold
+// caches and code a step gives it: a step runs other kernels between two
+// firings of one, and its oneDNN kernels took 8-36 us more than back to
+// back (docs/decisions.md). Nothing else runs meanwhile: the simulator
+// shares the host's cores among the devices busy at once (pc.cost_model's
 // concurrent_devices). Communication and host-device copies are not
 // profiled: the cost model's link rates time them.
 //
@@ -25,15 +29,14 @@ namespace pc::runtime {
 struct OpProfilerOptions {
   /// Threads of each kernel (a CPU virtual device's).
   int threads = 1;
-  /// Fire each op at least this long (after one warm-up firing) ...
-  double minSeconds = 2e-3;
-  int minFirings = 5;
-  /// ... and at most this many times.
-  int maxFirings = 200;
-  /// Inputs are copied until the copies hold this many bytes (at most
-  /// maxInputCopies), and the firings take the copies in turn.
-  int64_t evictBytes = int64_t(32) << 20;
-  int64_t maxInputCopies = 16;
+  /// Fire each program's ops, after one warm-up pass, in at least
+  /// minPasses passes and until its kernels took minSeconds, in at most
+  /// maxPasses ...
+  int minPasses = 5, maxPasses = 200;
+  double minSeconds = 0.05;
+  /// ... in each of `rounds` rounds over all programs; an op's time is its
+  /// fastest round's median.
+  int rounds = 2;
   /// Only the programs of this graph (pc.graph); empty: all.
   std::string graph;
 };

@@ -17,6 +17,7 @@
 #include "runtime/exec/Input.h"
 #include "runtime/exec/KernelRegistry.h"
 #include "runtime/exec/Npy.h"
+#include "runtime/exec/OpProfiler.h"
 #include "runtime/exec/OrderCheck.h"
 #include "runtime/exec/Safetensors.h"
 #include "runtime/reference/Interpreter.h"
@@ -31,6 +32,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -669,6 +671,50 @@ TEST(WriteTest, AFailedWriteLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(left, std::vector<std::string>{"out.npy"});
   EXPECT_EQ(std::filesystem::file_size(path), before);
   std::filesystem::remove_all(dir);
+}
+
+// The op profiler times every compute op of a program in the program's
+// order, pass after pass: ops of one key pool their firings into one
+// entry, every compute op has one, and maxPasses bounds the passes even
+// where minSeconds asks for more.
+class OpProfilerTest : public pc::test::PcContextTest {};
+
+TEST_F(OpProfilerTest, TimesEachKeyOnceWithinThePassesAllowed) {
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(R"mlir(
+    pc.mesh @m <["x"=2]>
+    func.func @f(%a: tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>,
+                 %w: tensor<16x16xf32, #pc.sbp<@m, [B]>>)
+        -> tensor<8x16xf32, #pc.sbp<@m, [S(0)]>> {
+      %h = pc.matmul %a, %w : (tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>, tensor<16x16xf32, #pc.sbp<@m, [B]>>) -> tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>
+      %g = pc.matmul %h, %w : (tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>, tensor<16x16xf32, #pc.sbp<@m, [B]>>) -> tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>
+      %s = pc.mul %g, %a : (tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>, tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>
+      return %s : tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>
+    }
+  )mlir",
+                                                        &context);
+  ASSERT_TRUE(m);
+  PassManager pm = PassManager::on<ModuleOp>(&context);
+  ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
+  ASSERT_TRUE(succeeded(pm.run(*m)));
+
+  pc::runtime::OpProfilerOptions options;
+  options.minSeconds = 20; // far more than maxPasses give
+  options.minPasses = 1;
+  options.maxPasses = 3;
+  options.rounds = 2;
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<pc::OpProfile> profile = pc::runtime::profileOps(*m, options);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  EXPECT_LT(seconds, 20.0);
+  std::vector<std::string> keys;
+  for (const auto &[key, t] : profile->seconds) {
+    keys.push_back(key.substr(0, key.find(' ')));
+    EXPECT_GT(t, 0) << key;
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"pc.matmul", "pc.mul"}));
 }
 
 } // namespace

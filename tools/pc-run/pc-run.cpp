@@ -276,9 +276,10 @@ int main(int argc, char **argv) {
       cl::cat(runCat));
   cl::opt<bool> profileOps(
       "profile-ops",
-      cl::desc("With --simulate or --emulate-compute: first time each "
-               "distinct compute op alone on one device of this machine, "
-               "and use those times (--simulate: instead of the roofline)"),
+      cl::desc(
+          "With --simulate or --emulate-compute: first time each "
+          "compute op on one device of this machine, in its program's "
+          "order, and use those times (--simulate: instead of the roofline)"),
       cl::cat(runCat));
   cl::opt<std::string> opProfilePath(
       "op-profile",
