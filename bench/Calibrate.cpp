@@ -24,19 +24,21 @@
 // pairs as the cores run devices at once), whose work twice over
 // (wake_work: the dispatcher's and the stream's) the simulator charges
 // each op fed by its device's other stream, and so takes out of the
-// chain's latency; and a pipeline hop (a token per device passed around a ring
-// of one-device meshes): with more devices than cores, the wait beyond its work
-// (p2p_latency, fitted with pc-simulate to the ring's time over the ring's own
-// work per hop), that work (p2p_work) being a pipeline step's (the MLP below
-// cut into N stages, its step's seconds of the cores less the rest of its work,
-// per hop). The firing cost and the share of the cores the spec gives are a
-// training step's: N one-device sessions train a small residual MLP at once, at
-// two batches: the larger's extra time over its extra profiled kernels is a
-// kernel's slowdown in a step (kernel_in_step), and the smaller's seconds of
-// the cores, less its kernels so scaled, are shared among its firings; the
-// link's bandwidth is at most what an all-reduce of 128 KiB achieves in the
-// runtime, in the seconds of the cores its members spend per byte. It all goes
-// R times
+// chain's latency; the share of that latency an all-reduce queued behind
+// an independent one pays (queued_share: 128 of them back to back, fitted
+// with pc-simulate to their time); and a pipeline hop (a token per device
+// passed around a ring of one-device meshes): with more devices than cores, the
+// wait beyond its work (p2p_latency, fitted with pc-simulate to the ring's time
+// over the ring's own work per hop), that work (p2p_work) being a pipeline
+// step's (the MLP below cut into N stages, its step's seconds of the cores less
+// the rest of its work, per hop). The firing cost and the share of the cores
+// the spec gives are a training step's: N one-device sessions train a small
+// residual MLP at once, at two batches: the larger's extra time over its extra
+// profiled kernels is a kernel's slowdown in a step (kernel_in_step), and the
+// smaller's seconds of the cores, less its kernels so scaled, are shared among
+// its firings; the link's bandwidth is at most what an all-reduce of 128 KiB
+// achieves in the runtime, in the seconds of the cores its members spend per
+// byte. It all goes R times
 // (--repeat, 3): the spec takes the median run's figures (by the firing
 // cost, and by a full group's collective latency, after the wake-ups are
 // taken out, for the collectives' and the wake-up's).
@@ -269,6 +271,29 @@ void wakeUps(const Setup &setup, double cpuAll, double cpuOp, Figures &f) {
                              0.01, 1.0);
 }
 
+/// The share of the chain's latency a collective queued behind one it does
+/// not depend on pays (queued_share), fitted with pc-simulate over the
+/// chain's figures to queued all-reduces' measured time: their members
+/// come from the one before together and awake.
+absl::Status queuedShare(const Setup &setup, Figures &f) {
+  absl::StatusOr<std::pair<std::string, double>> queued =
+      queuedAllReduces(setup.devices, setup.threads);
+  if (!queued.ok())
+    return queued.status();
+  absl::StatusOr<double> share =
+      fit(f, &Figures::queuedShare, 0.01, 1, queued->first, queued->second);
+  if (!share.ok())
+    return share.status();
+  // Above 0.99: as the chain's (the bisection ends within 0.001 of 1).
+  f.queuedShare = *share < 0.99 ? *share : 1;
+  if (setup.verbose)
+    std::fprintf(stderr,
+                 "pc-bench-calibrate: a queued all-reduce pays %.3g of the "
+                 "chain's latency (128 of them in %.3g s)\n",
+                 f.queuedShare, queued->second);
+  return absl::OkStatus();
+}
+
 /// One calibration: every figure of the spec, measured once.
 absl::StatusOr<Figures> measure(const Setup &setup) {
   const int devices = setup.devices, threads = setup.threads,
@@ -325,8 +350,11 @@ absl::StatusOr<Figures> measure(const Setup &setup) {
   figures.p2p = p2p;
   figures.firing = firing;
   figures.coreEfficiency = coreEfficiency;
-  if (devices > 1)
+  if (devices > 1) {
     wakeUps(setup, cpuAll, cpuOp, figures);
+    if (absl::Status s = queuedShare(setup, figures); !s.ok())
+      return s;
+  }
   if (devices > concurrent) {
     // The devices outnumber the cores: a hop is its work on them (the
     // seconds of the cores a token's link takes, less its exponential's
@@ -380,6 +408,7 @@ Figures medianOf(const std::vector<Figures> &runs) {
   out.alpha = collective.alpha;
   out.call = collective.call;
   out.latencyBusy = collective.latencyBusy;
+  out.queuedShare = collective.queuedShare;
   out.wakeWork = collective.wakeWork;
   for (double Figures::*field : {&Figures::flops, &Figures::bandwidth}) {
     std::vector<double> v;

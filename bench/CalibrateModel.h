@@ -21,7 +21,7 @@ struct Figures {
   int devices = 1, threads = 1, concurrent = 1;
   double flops = 0, memory = 0, bandwidth = 0;
   double beta = 0, alpha = 0, call = 0, p2p = 0, p2pWork = 0, firing = 0;
-  double latencyBusy = 1, coreEfficiency = 1, wakeWork = 0;
+  double latencyBusy = 1, coreEfficiency = 1, wakeWork = 0, queuedShare = 1;
   double kernelInStep = 1;
 
   std::string json() const {
@@ -52,6 +52,8 @@ struct Figures {
         add(", \"p2p_work\": %.4g", p2pWork);
       if (latencyBusy < 1)
         add(", \"latency_busy\": %.3g", latencyBusy);
+      if (queuedShare < 1)
+        add(", \"queued_share\": %.3g", queuedShare);
       out += "},\n";
     }
     add("  \"efficiency\": {\n    \"matmul\": 1,\n    \"memory\": 1,\n"

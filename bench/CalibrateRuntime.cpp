@@ -205,6 +205,36 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
   return std::max(0.0, *t / links - 2 * opCost);
 }
 
+absl::StatusOr<std::pair<std::string, double>> queuedAllReduces(int devices,
+                                                                int threads) {
+  const int links = 128;
+  const std::string type = "tensor<" + std::to_string(8 * devices) +
+                           "xf32, #pc.sbp<@m, [S(0)]>>",
+                    p = "tensor<1xf32, #pc.sbp<@m, [P]>>",
+                    b = "tensor<1xf32, #pc.sbp<@m, [B]>>";
+  std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
+                    "]>\nfunc.func @chain(%x: " + type + ") -> " + type +
+                    " {\n";
+  for (int i = 0; i < links; ++i) {
+    std::string k = std::to_string(i);
+    src += "  %s" + k + " = pc.reduce_sum %x {axes = array<i64: 0>, " +
+           "keepdim} : (" + type + ") -> " + p + "\n  %b" + k +
+           " = pc.to_sbp %s" + k + " : (" + p + ") -> " + b + "\n";
+  }
+  std::string prev = "%x";
+  for (int i = 0; i < links; ++i) {
+    std::string k = std::to_string(i);
+    src += "  %a" + k + " = pc.add " + prev + ", %b" + k + " : (" + type +
+           ", " + b + ") -> " + type + "\n";
+    prev = "%a" + k;
+  }
+  src += "  return " + prev + " : " + type + "\n}\n";
+  absl::StatusOr<double> t = timeChain(src, devices, threads);
+  if (!t.ok())
+    return t.status();
+  return std::make_pair(src, *t);
+}
+
 absl::StatusOr<double> allReduceByteWork(int devices, int threads,
                                          bool inCores) {
   const int links = 64;

@@ -65,6 +65,13 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
 absl::StatusOr<double> allReduceByteWork(int devices, int threads,
                                          bool inCores);
 
+/// Tiny all-reduces over all devices queued back to back: 128 of them,
+/// each a sum of the same vector over the split dim (partial) and its
+/// all-reduce, none depending on another, and a chain of adds of their
+/// results. The graph's source and its measured time (a run's median).
+absl::StatusOr<std::pair<std::string, double>> queuedAllReduces(int devices,
+                                                                int threads);
+
 /// The same chain with the all-reduces in pairs of devices (a 2-axis mesh
 /// whose second axis has 2), every pair at once: with the full group's,
 /// it parts a collective's latency into a fixed cost per call and a cost

@@ -95,8 +95,8 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
           "kernel_latency (or 0)}, and optionally the unit shared_cores, a "
           "positive i64 concurrent_devices, positive f64 p2p_latency, "
           "p2p_work, call_latency, half_peak_flops, wake_work and "
-          "kernel_in_step, and f64 latency_busy and core_efficiency in "
-          "(0, 1), on the module");
+          "kernel_in_step, and f64 latency_busy, queued_share and "
+          "core_efficiency in (0, 1), on the module");
     return success();
   }
   if (name == pc::attrs::kMemory) {

@@ -176,6 +176,7 @@ constexpr std::pair<const char *, double CostModel::*> kOptionalRates[] = {
 };
 constexpr std::pair<const char *, double CostModel::*> kOptionalShares[] = {
     {"latency_busy", &CostModel::latencyBusy},
+    {"queued_share", &CostModel::queuedShare},
     {"core_efficiency", &CostModel::coreEfficiency},
 };
 } // namespace

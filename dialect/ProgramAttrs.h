@@ -162,6 +162,10 @@ struct CostModel {
   /// its members' cores busy (the rest is asleep: other work fills it);
   /// written as the f64 entry `latency_busy` when below 1.
   double latencyBusy = 1;
+  /// The fraction of a collective's latency it pays when queued behind a
+  /// collective it does not depend on, on its stream; written as the f64
+  /// entry `queued_share` when below 1.
+  double queuedShare = 1;
   /// On shared cores, the share of them the runtime keeps busy while it
   /// has work for all; written as the f64 entry `core_efficiency` when
   /// below 1.

@@ -231,6 +231,9 @@ llvm::Error readLink(Reader &parent, llvm::StringRef key, Link &link,
   if (llvm::Error e =
           r.fraction("latency_busy", link.latencyBusy, "the latency"))
     return e;
+  if (llvm::Error e =
+          r.fraction("queued_share", link.queuedShare, "the latency"))
+    return e;
   return r.noOthers();
 }
 

@@ -42,6 +42,11 @@ struct Link {
   /// their cores busy, on devices that share the host's cores (CPU virtual
   /// devices); the rest they wait asleep, and other work fills it.
   double latencyBusy = 1;
+  /// The fraction of its latency a collective pays when it is queued on
+  /// its stream behind a collective it does not depend on: its members
+  /// come from the one before it together, already awake, instead of
+  /// from their compute one by one (CPU virtual devices).
+  double queuedShare = 1;
 };
 
 struct ClusterSpec {

@@ -57,6 +57,7 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   m.p2pLatency = link.p2pLatency;
   m.p2pWork = link.p2pWork;
   m.latencyBusy = link.latencyBusy;
+  m.queuedShare = link.queuedShare;
   m.callLatency = link.callLatency;
   return m;
 }

@@ -91,10 +91,12 @@ public:
       p->timing.ranks = ranksText(f);
       p->ranks = std::max<int64_t>(1, attrs::getRanks(f).size());
       devices += p->ranks;
-      for (Operation *op : firingOrder(f)) {
+      p->order = firingOrder(f);
+      for (Operation *op : p->order) {
         p->local.insert(op);
         p->streams[onCommStream(op)].ops.push_back(op);
       }
+      findQueued(*p);
       programs.push_back(std::move(p));
     }
     if (programs.empty()) {
@@ -144,7 +146,57 @@ private:
     /// (producer, consuming stream is communication) already charged a
     /// wake-up.
     llvm::DenseSet<std::pair<Operation *, int>> woken;
+    /// Its ops in firing order, both streams.
+    std::vector<Operation *> order;
+    /// Collectives queued behind the one before them on the communication
+    /// stream (findQueued).
+    llvm::DenseSet<Operation *> queued;
   };
+
+  /// Marks the collectives of `p` queued behind the collective before them
+  /// on the communication stream: those that do not depend on it. Their
+  /// members come from that one together and awake, not from their compute
+  /// one by one, and pay queued_share of their latency.
+  void findQueued(Program &p) {
+    if (!(rates.queuedShare < 1))
+      return;
+    // Firing order is topological: nothing before `prev` depends on it.
+    llvm::DenseMap<Operation *, size_t> position;
+    for (auto [i, op] : llvm::enumerate(p.order))
+      position[op] = i;
+    const std::vector<Operation *> &comm = p.streams[1].ops;
+    for (size_t i = 1; i < comm.size(); ++i) {
+      Operation *prev = comm[i - 1], *op = comm[i];
+      if (isCollective(prev) && isCollective(op) &&
+          !dependsOn(p, op, prev, position))
+        p.queued.insert(op);
+    }
+  }
+
+  static bool isCollective(Operation *op) {
+    return isCommOp(op) && !isa<SendOp, RecvOp>(op);
+  }
+
+  /// Whether `op` reads, through `p`'s ops, a result of `prev`.
+  static bool dependsOn(Program &p, Operation *op, Operation *prev,
+                        const llvm::DenseMap<Operation *, size_t> &position) {
+    const size_t from = position.lookup(prev);
+    llvm::SmallVector<Operation *> todo{op};
+    llvm::DenseSet<Operation *> seen;
+    while (!todo.empty()) {
+      Operation *o = todo.pop_back_val();
+      for (Value v : o->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (def == prev)
+          return true;
+        if (def && p.local.contains(def) && position.lookup(def) > from &&
+            seen.insert(def).second)
+          todo.push_back(def);
+      }
+    }
+    return false;
+  }
+
   /// An op in progress: the seconds it would still take alone, on each
   /// rank of its program.
   struct Task {
@@ -367,7 +419,10 @@ private:
     // part: on shared cores that time is the work of all of them at once.
     // A hop's p2p_work is already its seconds of the cores.
     double hop = isa<SendOp>(op) ? rates.p2pWork : 0;
-    return hop + linkWork(commTime(op, p.timing, wait));
+    double work = hop + linkWork(commTime(op, p.timing, wait));
+    if (p.queued.contains(op))
+      wait *= rates.queuedShare;
+    return work;
   }
 
   /// The work on the cores of `seconds` of a link's wall time, measured

@@ -25,6 +25,9 @@
 //    first, and holds latency_busy of the cores its members had when it
 //    was measured; the compute shares what is left, so a backward's
 //    compute fills the cores its gradients' all-reduces leave;
+//  - a collective queued on its stream behind one it does not depend on
+//    (the gradients' all-reduces, one after another) pays queued_share of
+//    its latency: its members come from that one together and awake;
 //  - on shared cores with a wake_work, an op with an operand from the
 //    device's other stream first does that work, once per producer and
 //    stream: the runtime's sleeping threads are woken (the dispatcher,

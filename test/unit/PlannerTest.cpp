@@ -132,6 +132,13 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
                 .find("'intra_node.latency_busy' is a fraction of the latency "
                       "and must be at most 1"),
             std::string::npos);
+  EXPECT_NE(linkWith("\"queued_share\": 0")
+                .find("'intra_node.queued_share'"),
+            std::string::npos);
+  EXPECT_NE(linkWith("\"queued_share\": 2")
+                .find("'intra_node.queued_share' is a fraction of the latency "
+                      "and must be at most 1"),
+            std::string::npos);
   EXPECT_NE(specError(with("\"efficiency\": {}",
                            "\"efficiency\": {\"shared_cores\": 1.5}"))
                 .find("'efficiency.shared_cores' is a fraction of the cores "

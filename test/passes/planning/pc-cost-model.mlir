@@ -12,10 +12,11 @@
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/cpu-virtual.json | FileCheck %s --check-prefix=CPU
 // CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, kernel_latency = {{.*}}, p2p_latency = {{[0-9.]+e-0[3-6]}} : f64, {{.*}}, shared_cores}}
 // A calibrated spec's collective latency parts, and the share of the cores
-// it holds, are recorded too (latency_busy only below 1, its default).
-// RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
+// it holds, and the share a queued collective pays, are recorded too
+// (latency_busy and queued_share only below 1, their default).
+// RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75, "queued_share": 0.5/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.json | FileCheck %s --check-prefix=PARTS
-// PARTS: module attributes {pc.cost_model = {call_latency = 1.500000e-04 : f64, {{.*}}, latency_busy = 7.500000e-01 : f64, {{.*}}, shared_cores}}
+// PARTS: module attributes {pc.cost_model = {call_latency = 1.500000e-04 : f64, {{.*}}, latency_busy = 7.500000e-01 : f64, {{.*}}, queued_share = 5.000000e-01 : f64, shared_cores}}
 // With more devices than cores, a hop's seconds of the cores (p2p_work) and
 // the share of the cores the runtime keeps busy (efficiency.shared_cores,
 // recorded as core_efficiency below 1) too.
