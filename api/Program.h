@@ -209,9 +209,10 @@ public:
                                        bool emulatedCompute = false,
                                        double *idle = nullptr,
                                        double *work = nullptr) const;
-  /// Times every distinct compute op of those programs alone on one CPU
-  /// device of `threads` threads, by its kernel (vTrain's profiling step,
-  /// docs/planning.md): a JSON op profile for simulate().
+  /// Times every compute op of those programs on one CPU device of
+  /// `threads` threads, by its kernel, each program's ops fired in its
+  /// order (vTrain's profiling step, docs/planning.md): a JSON op profile
+  /// for simulate().
   absl::StatusOr<std::string> profileOps(int threads) const;
   /// Per global rank, the predicted peak memory of one step and what is
   /// live at it (docs/memory.md).

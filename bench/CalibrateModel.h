@@ -87,8 +87,8 @@ absl::StatusOr<double> fit(Figures figures, double Figures::*field, double lo,
 /// sessions kept busy on average. The MLP trains at two batch sizes, with
 /// the same firings: the larger's extra step time over its extra profiled
 /// kernel time is `kernelRatio` (kernel_in_step, in [1, 2]: a kernel runs
-/// slower in a step, among the other devices' threads and with its
-/// operands out of the caches, than timed alone), by which the kernels are
+/// slower in a step, among the other devices' threads, than its profile
+/// says), by which the kernels are
 /// scaled before the rest is shared among the firings.
 absl::StatusOr<double> trainingFiring(int devices, int threads,
                                       const Figures &figures, bool inCores,

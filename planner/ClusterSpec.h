@@ -92,9 +92,9 @@ struct ClusterSpec {
   /// operand from the device's other stream (CPU virtual devices: the
   /// runtime's threads sleep and are woken); 0: free.
   double wakeWork = 0;
-  /// A profiled kernel's time in a training step over its time alone (its
-  /// op profile's): on CPU devices the other devices' threads share the
-  /// caches and the memory, and a step's operands come cold.
+  /// A profiled kernel's time in a training step over its op profile's: on
+  /// CPU devices the other devices' threads share the cores, the caches
+  /// and the memory.
   double kernelInStep = 1;
 
   int64_t devices() const { return nodes * devicesPerNode; }

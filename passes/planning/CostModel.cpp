@@ -57,7 +57,8 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   m.p2pLatency = link.p2pLatency;
   m.p2pWork = link.p2pWork;
   m.latencyBusy = link.latencyBusy;
-  m.queuedShare = link.queuedShare;
+  // Members waking one by one is the shared cores' (CPU threads') cost.
+  m.queuedShare = m.sharedCores ? link.queuedShare : 1;
   m.callLatency = link.callLatency;
   return m;
 }

@@ -91,12 +91,11 @@ public:
       p->timing.ranks = ranksText(f);
       p->ranks = std::max<int64_t>(1, attrs::getRanks(f).size());
       devices += p->ranks;
-      p->order = firingOrder(f);
-      for (Operation *op : p->order) {
+      for (Operation *op : firingOrder(f)) {
         p->local.insert(op);
         p->streams[onCommStream(op)].ops.push_back(op);
       }
-      findQueued(*p);
+      findQueued(f, *p);
       programs.push_back(std::move(p));
     }
     if (programs.empty()) {
@@ -146,8 +145,6 @@ private:
     /// (producer, consuming stream is communication) already charged a
     /// wake-up.
     llvm::DenseSet<std::pair<Operation *, int>> woken;
-    /// Its ops in firing order, both streams.
-    std::vector<Operation *> order;
     /// Collectives queued behind the one before them on the communication
     /// stream (findQueued).
     llvm::DenseSet<Operation *> queued;
@@ -156,25 +153,36 @@ private:
   /// Marks the collectives of `p` queued behind the collective before them
   /// on the communication stream: those that do not depend on it. Their
   /// members come from that one together and awake, not from their compute
-  /// one by one, and pay queued_share of their latency.
-  void findQueued(Program &p) {
+  /// one by one, and pay queued_share of their latency. Decided by the
+  /// program, not by the simulated timing: as with the wake-ups, the
+  /// runtime's streams run dry or queue up unlike the simulation's ideal
+  /// timing, and the share is fitted to queued collectives as they run.
+  void findQueued(func::FuncOp f, Program &p) {
     if (!(rates.queuedShare < 1))
       return;
-    // Firing order is topological: nothing before `prev` depends on it.
+    // Program order is topological (a pipeline's firing order need not
+    // be, for ops outside its actions): nothing before `prev` in it
+    // depends on `prev`.
     llvm::DenseMap<Operation *, size_t> position;
-    for (auto [i, op] : llvm::enumerate(p.order))
-      position[op] = i;
+    f.walk([&](Operation *op) {
+      size_t next = position.size();
+      position[op] = next;
+    });
     const std::vector<Operation *> &comm = p.streams[1].ops;
     for (size_t i = 1; i < comm.size(); ++i) {
       Operation *prev = comm[i - 1], *op = comm[i];
-      if (isCollective(prev) && isCollective(op) &&
+      if (hasLatency(prev) && hasLatency(op) &&
           !dependsOn(p, op, prev, position))
         p.queued.insert(op);
     }
   }
 
-  static bool isCollective(Operation *op) {
-    return isCommOp(op) && !isa<SendOp, RecvOp>(op);
+  /// Whether `op` is a collective with a latency: over a group of more
+  /// than one, not a local slice or partial (a copy).
+  bool hasLatency(Operation *op) {
+    return isCommOp(op) &&
+           !isa<SendOp, RecvOp, LocalSliceOp, LocalPartialOp>(op) &&
+           groupSize(op) > 1;
   }
 
   /// Whether `op` reads, through `p`'s ops, a result of `prev`.
@@ -461,7 +469,7 @@ private:
     firing = profile || sbp ? rates.kernelLatency : 0;
     if (double measured = profile ? profile->lookup(op) : -1; measured >= 0) {
       ++t.measured;
-      // Timed alone; in a step, slower by kernel_in_step.
+      // Profiled on one device; in a step, slower by kernel_in_step.
       return measured * (rates.kernelInStep > 0 ? rates.kernelInStep : 1) +
              firing;
     }

@@ -2,7 +2,7 @@
 //
 // Emulated compute runs a program's communication, parameters, streams and
 // schedule for real but replaces each compute kernel by a wait of the time
-// an op profile measured for it alone (dialect/OpProfile.h): the stream is
+// an op profile measured for it (dialect/OpProfile.h): the stream is
 // held for that long, as a GPU kernel holds its GPU, without holding a
 // core. It measures what the runtime makes of a schedule (a pipeline's
 // bubble) on a machine with fewer cores than devices, where real kernels

@@ -182,6 +182,12 @@ absl::StatusOr<OpProfile> profileOps(ModuleOp module,
         it->second = std::min(it->second, t);
     }
   }
+  // A key whose kernel failed on any op is left out: the simulator times
+  // it by the roofline.
+  for (const std::vector<Instance> &program : programs)
+    for (const Instance &op : program)
+      if (op.failed)
+        profile.seconds.erase(op.key);
   return profile;
 }
 

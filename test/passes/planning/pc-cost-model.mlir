@@ -23,15 +23,17 @@
 // RUN: sed -e 's/"p2p_latency": 0.0001028/"p2p_latency": 2e-5, "p2p_work": 8e-5/' -e 's/"usable_memory"/"shared_cores": 0.875, &/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.work.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.work.json | FileCheck %s --check-prefix=WORK
 // WORK: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, core_efficiency = 8.750000e-01 : f64, {{.*}}, p2p_latency = 2.000000e-05 : f64, p2p_work = 8.000000e-05 : f64, {{.*}}shared_cores}}
-// A stream's wake-up (efficiency.wake_work) is recorded on shared cores
-// only; a kernel's slowdown in a step (kernel_in_step) on any cluster.
+// A stream's wake-up (efficiency.wake_work) and a queued collective's
+// share (queued_share) are recorded on shared cores only; a kernel's
+// slowdown in a step (kernel_in_step) on any cluster.
 // RUN: sed 's/"usable_memory"/"wake_work": 1e-5, "kernel_in_step": 1.25, &/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.wake.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.wake.json | FileCheck %s --check-prefix=WAKE
 // WAKE: module attributes {pc.cost_model = {{{.*}}kernel_in_step = 1.250000e+00 : f64, {{.*}}, shared_cores, wake_work = 1.000000e-05 : f64}}
-// RUN: sed 's/"usable_memory"/"wake_work": "10 us", "kernel_in_step": 1.25, &/' %pc_src_root/planner/clusters/pcie-a100.json > %t.gpu-wake.json
+// RUN: sed 's/"usable_memory"/"wake_work": "10 us", "kernel_in_step": 1.25, &/' %pc_src_root/planner/clusters/pcie-a100.json | sed 's/"latency": "10 us"/&, "queued_share": 0.5/' > %t.gpu-wake.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.gpu-wake.json | FileCheck %s --check-prefix=GPU-WAKE
 // GPU-WAKE: module attributes {pc.cost_model = {{{.*}}kernel_in_step = 1.250000e+00 : f64,
 // GPU-WAKE-NOT: wake_work
+// GPU-WAKE-NOT: queued_share
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // The axis swap is one redistribution: 4096 B to the busiest device, plus
