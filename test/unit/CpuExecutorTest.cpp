@@ -49,6 +49,16 @@ using pc::runtime::HostTensor;
 
 namespace {
 
+/// `text` parsed and distributed (pc-distribute); null where either fails.
+OwningOpRef<ModuleOp> distributed(MLIRContext &context, StringRef text) {
+  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(text, &context);
+  PassManager pm = PassManager::on<ModuleOp>(&context);
+  if (!m || failed(parsePassPipeline("pc-distribute", pm)) ||
+      failed(pm.run(*m)))
+    return nullptr;
+  return m;
+}
+
 class CpuExecutorTest : public pc::test::PcContextTest {
 protected:
   std::string readFile(const std::string &path) {
@@ -463,7 +473,7 @@ class OrderTest : public pc::test::PcContextTest {};
 TEST_F(OrderTest, RanksOrdersAreCheckedTogether) {
   // Per rank: op 0 and op 1 all-reduce over axis x (groups {0,2}, {1,3}),
   // op 2 over axis y (groups {0,1}, {2,3}).
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(R"mlir(
+  OwningOpRef<ModuleOp> m = distributed(context, R"mlir(
     pc.mesh @m <["x"=2, "y"=2]>
     func.func @f(%a: tensor<4xf32, #pc.sbp<@m, [P, B]>>,
                  %c: tensor<4xf32, #pc.sbp<@m, [P, B]>>,
@@ -475,12 +485,8 @@ TEST_F(OrderTest, RanksOrdersAreCheckedTogether) {
       %y = pc.to_sbp %b : (tensor<4xf32, #pc.sbp<@m, [B, P]>>) -> tensor<4xf32, #pc.sbp<@m, [B, B]>>
       return %x, %z, %y : tensor<4xf32, #pc.sbp<@m, [B, B]>>, tensor<4xf32, #pc.sbp<@m, [B, B]>>, tensor<4xf32, #pc.sbp<@m, [B, B]>>
     }
-  )mlir",
-                                                        &context);
+  )mlir");
   ASSERT_TRUE(m);
-  PassManager pm = PassManager::on<ModuleOp>(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
-  ASSERT_TRUE(succeeded(pm.run(*m)));
   std::vector<HostTensor> inputs;
   for (int k = 0; k < 3; ++k) {
     HostTensor t = HostTensor::zeros({4}, CommType::F32);
@@ -680,7 +686,7 @@ TEST(WriteTest, AFailedWriteLeavesTheOldFileAndNoTemporary) {
 class OpProfilerTest : public pc::test::PcContextTest {};
 
 TEST_F(OpProfilerTest, TimesEachKeyOnceWithinThePassesAllowed) {
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(R"mlir(
+  OwningOpRef<ModuleOp> m = distributed(context, R"mlir(
     pc.mesh @m <["x"=2]>
     func.func @f(%a: tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>,
                  %w: tensor<16x16xf32, #pc.sbp<@m, [B]>>)
@@ -690,12 +696,8 @@ TEST_F(OpProfilerTest, TimesEachKeyOnceWithinThePassesAllowed) {
       %s = pc.mul %g, %a : (tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>, tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>) -> tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>
       return %s : tensor<8x16xf32, #pc.sbp<@m, [S(0)]>>
     }
-  )mlir",
-                                                        &context);
+  )mlir");
   ASSERT_TRUE(m);
-  PassManager pm = PassManager::on<ModuleOp>(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline("pc-distribute", pm)));
-  ASSERT_TRUE(succeeded(pm.run(*m)));
 
   pc::runtime::OpProfilerOptions options;
   options.minSeconds = 20; // far more than maxPasses give
