@@ -27,21 +27,22 @@
 // chain's latency; the share of that latency an all-reduce queued behind
 // an independent one pays (queued_share: 128 of them back to back, fitted
 // with pc-simulate to their time); and a pipeline hop (a token per device
-// passed around a ring of one-device meshes): with more devices than cores, the
-// wait beyond its work (p2p_latency, fitted with pc-simulate to the ring's time
-// over the ring's own work per hop), that work (p2p_work) being a pipeline
-// step's (the MLP below cut into N stages, its step's seconds of the cores less
-// the rest of its work, per hop). The firing cost and the share of the cores
-// the spec gives are a training step's: N one-device sessions train a small
-// residual MLP at once, at two batches: the larger's extra time over its extra
-// profiled kernels is a kernel's slowdown in a step (kernel_in_step), and the
-// smaller's seconds of the cores, less its kernels so scaled, are shared among
-// its firings; the link's bandwidth is at most what an all-reduce of 128 KiB
-// achieves in the runtime, in the seconds of the cores its members spend per
-// byte. It all goes R times
-// (--repeat, 3): the spec takes the median run's figures (by the firing
-// cost, and by a full group's collective latency, after the wake-ups are
-// taken out, for the collectives' and the wake-up's).
+// passed around a ring of one-device meshes): with more devices than
+// cores, the wait beyond its work (p2p_latency, fitted with pc-simulate to
+// the ring's time over the ring's own work per hop), that work (p2p_work)
+// being a pipeline step's (the MLP below cut into N stages, its step's
+// seconds of the cores less the rest of its work, per hop). The firing
+// cost and the share of the cores the spec gives are a training step's: N
+// one-device sessions train a small residual MLP at once, at two batches:
+// the larger's extra time over its extra profiled kernels is a kernel's
+// slowdown in a step (kernel_in_step), and the smaller's seconds of the
+// cores, less its kernels so scaled, are shared among its firings; the
+// link's bandwidth is at most what an all-reduce of 128 KiB achieves in
+// the runtime, in the seconds of the cores its members spend per byte. It
+// all goes R times (--repeat, 3): the spec takes the median run's figures
+// (by the firing cost, and by a full group's collective latency, after the
+// wake-ups are taken out, for the collectives', the wake-up's and the
+// queued share).
 // --verbose prints the seconds of the cores each measurement took to
 // stderr.
 // Writes the cluster spec (docs/planning.md) to stdout. The measured

@@ -189,17 +189,17 @@ private:
   static bool dependsOn(Program &p, Operation *op, Operation *prev,
                         const llvm::DenseMap<Operation *, size_t> &position) {
     const size_t from = position.lookup(prev);
-    llvm::SmallVector<Operation *> todo{op};
+    llvm::SmallVector<Operation *> worklist{op};
     llvm::DenseSet<Operation *> seen;
-    while (!todo.empty()) {
-      Operation *o = todo.pop_back_val();
+    while (!worklist.empty()) {
+      Operation *o = worklist.pop_back_val();
       for (Value v : o->getOperands()) {
         Operation *def = v.getDefiningOp();
         if (def == prev)
           return true;
         if (def && p.local.contains(def) && position.lookup(def) > from &&
             seen.insert(def).second)
-          todo.push_back(def);
+          worklist.push_back(def);
       }
     }
     return false;

@@ -74,9 +74,8 @@ struct CoreWork {
   /// firing's runtime overhead (kernel_latency); the collectives'
   /// latencies (the share of the cores their members hold); the
   /// transfers' copies and hops, receives' firings included; the streams'
-  /// wake-ups (wake_work
-  /// per op with an operand from the device's other stream, once per
-  /// producer and stream).
+  /// wake-ups (wake_work per op with an operand from the device's other
+  /// stream, once per producer and stream).
   double total = 0, kernels = 0, firings = 0, latency = 0, transfers = 0,
          wakes = 0;
 };

@@ -11,10 +11,11 @@
 // oneDNN kernels took 8-36 us more than back to back (docs/decisions.md).
 // Not all of it: the ops of one key share one set of inputs, where a
 // step's ops read their producers' fresh outputs, and a pipeline's
-// program fires here in program order, not by its schedule's actions. Nothing
-// else runs meanwhile: the simulator shares the host's cores among the devices
-// busy at once (pc.cost_model's concurrent_devices). Communication and
-// host-device copies are not profiled: the cost model's link rates time them.
+// program fires here in program order, not by its schedule's actions.
+// Nothing else runs meanwhile: the simulator shares the host's cores among
+// the devices busy at once (pc.cost_model's concurrent_devices).
+// Communication and host-device copies are not profiled: the cost model's
+// link rates time them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -132,8 +132,7 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
                 .find("'intra_node.latency_busy' is a fraction of the latency "
                       "and must be at most 1"),
             std::string::npos);
-  EXPECT_NE(linkWith("\"queued_share\": 0")
-                .find("'intra_node.queued_share'"),
+  EXPECT_NE(linkWith("\"queued_share\": 0").find("'intra_node.queued_share'"),
             std::string::npos);
   EXPECT_NE(linkWith("\"queued_share\": 2")
                 .find("'intra_node.queued_share' is a fraction of the latency "
