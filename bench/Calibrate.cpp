@@ -295,6 +295,32 @@ absl::Status queuedShare(const Setup &setup, Figures &f) {
   return absl::OkStatus();
 }
 
+/// How long a collective whose members come from their compute waits for
+/// the last of them, per second of that compute, with more devices than
+/// cores (straggler_lag): fitted with pc-simulate over every other figure
+/// to a chain of Megatron MLP blocks, whose all-reduces each wait for
+/// every device's matmuls. 0 where the simulator already predicts the
+/// chain's time or more.
+absl::Status stragglerLag(const Setup &setup, Figures &f) {
+  absl::StatusOr<std::pair<std::string, double>> chain =
+      tensorParallelChain(setup.devices, setup.threads);
+  if (!chain.ok())
+    return chain.status();
+  absl::StatusOr<double> lag =
+      fit(f, &Figures::stragglerLag, 0, 1, chain->first, chain->second);
+  if (!lag.ok())
+    return lag.status();
+  // The bisection ends within 0.00025 of its bottom: none.
+  f.stragglerLag = *lag > 1e-3 ? *lag : 0;
+  if (setup.verbose)
+    std::fprintf(stderr,
+                 "pc-bench-calibrate: a collective's last member lags %.3g s "
+                 "per second of compute (32 tensor-parallel blocks in %.3g "
+                 "s)\n",
+                 f.stragglerLag, chain->second);
+  return absl::OkStatus();
+}
+
 /// One calibration: every figure of the spec, measured once.
 absl::StatusOr<Figures> measure(const Setup &setup) {
   const int devices = setup.devices, threads = setup.threads,
@@ -379,6 +405,11 @@ absl::StatusOr<Figures> measure(const Setup &setup) {
                  cpuOp * devices / *latency);
   if (absl::Status s = trainingFigures(setup, figures); !s.ok())
     return s;
+  // Last, over every other figure: what a tensor-parallel chain's
+  // meetings take beyond them.
+  if (devices > concurrent)
+    if (absl::Status s = stragglerLag(setup, figures); !s.ok())
+      return s;
   return figures;
 }
 
@@ -398,9 +429,9 @@ const Figures &medianRun(const std::vector<Figures> &runs,
 /// from the one run that is the median of the group's leading figure: the
 /// firing cost, and those fitted or left over after it (a kernel's
 /// slowdown in a step, the share of the cores, the bandwidth, the hop's
-/// work and wait); a full group's collective latency (after the wake-ups
-/// are taken out), and its parts, busy share and the wake-up's work. The
-/// device's own rates are each their median.
+/// work and wait, the straggler's lag); a full group's collective latency
+/// (after the wake-ups are taken out), and its parts, busy share and the
+/// wake-up's work. The device's own rates are each their median.
 Figures medianOf(const std::vector<Figures> &runs) {
   Figures out = medianRun(runs, [](const Figures &f) { return f.firing; });
   const Figures &collective = medianRun(runs, [](const Figures &f) {

@@ -22,6 +22,7 @@ struct Figures {
   double flops = 0, memory = 0, bandwidth = 0;
   double beta = 0, alpha = 0, call = 0, p2p = 0, p2pWork = 0, firing = 0;
   double latencyBusy = 1, coreEfficiency = 1, wakeWork = 0, queuedShare = 1;
+  double stragglerLag = 0;
   double kernelInStep = 1;
 
   std::string json() const {
@@ -54,6 +55,8 @@ struct Figures {
         add(", \"latency_busy\": %.3g", latencyBusy);
       if (queuedShare < 1)
         add(", \"queued_share\": %.3g", queuedShare);
+      if (stragglerLag > 0)
+        add(", \"straggler_lag\": %.3g", stragglerLag);
       out += "},\n";
     }
     add("  \"efficiency\": {\n    \"matmul\": 1,\n    \"memory\": 1,\n"

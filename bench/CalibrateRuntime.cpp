@@ -235,6 +235,52 @@ absl::StatusOr<std::pair<std::string, double>> queuedAllReduces(int devices,
   return std::make_pair(src, *t);
 }
 
+absl::StatusOr<std::pair<std::string, double>>
+tensorParallelChain(int devices, int threads) {
+  const int links = 32;
+  auto type = [&](const char *shape, const char *sbp) {
+    return "tensor<" + std::string(shape) + "xf32, #pc.sbp<@m, [" + sbp + "]>>";
+  };
+  const std::string x = type("512x64", "B"), fc1 = type("64x256", "S(1)"),
+                    fc2 = type("256x64", "S(0)"), u = type("512x256", "S(1)"),
+                    p = type("512x64", "P");
+  std::string params, body, prev = "%x";
+  for (int i = 0; i < links; ++i) {
+    const std::string k = std::to_string(i);
+    params += "pc.param @fc1_" + k + " : " + fc1 +
+              " = #pc.init<normal(std = 0.02)>\n" + "pc.param @fc2_" + k +
+              " : " + fc2 + " = #pc.init<normal(std = 0.02)>\n";
+    body += "  %f" + k + " = pc.get_param @fc1_" + k + " : " + fc1 + "\n";
+    body += "  %g" + k + " = pc.get_param @fc2_" + k + " : " + fc2 + "\n";
+    body += "  %u" + k + " = pc.matmul " + prev + ", %f" + k + " : (" + x +
+            ", " + fc1 + ") -> " + u + "\n";
+    // Five GELUs: a longer stretch of compute between the meetings (with
+    // one, the fitted lag varied twice as much between calibrations).
+    std::string act = "%u" + k;
+    for (int e = 0; e < 5; ++e) {
+      std::string next = "%a" + k + "_" + std::to_string(e);
+      body += "  " + next + " = pc.gelu " + act + " {approximate} : (" + u +
+              ") -> " + u + "\n";
+      act = next;
+    }
+    body += "  %d" + k + " = pc.matmul " + act + ", %g" + k + " : (" + u +
+            ", " + fc2 + ") -> " + p + "\n";
+    body +=
+        "  %b" + k + " = pc.to_sbp %d" + k + " : (" + p + ") -> " + x + "\n";
+    body += "  %r" + k + " = pc.add " + prev + ", %b" + k + " : (" + x + ", " +
+            x + ") -> " + x + "\n";
+    prev = "%r" + k;
+  }
+  const std::string src = "pc.mesh @m <[\"x\"=" + std::to_string(devices) +
+                          "]>\n" + params + "func.func @chain(%x: " + x +
+                          ") -> " + x + " {\n" + body + "  return " + prev +
+                          " : " + x + "\n}\n";
+  absl::StatusOr<double> t = timeChain(src, devices, threads, {512, 64});
+  if (!t.ok())
+    return t.status();
+  return std::make_pair(src, *t);
+}
+
 absl::StatusOr<double> allReduceByteWork(int devices, int threads,
                                          bool inCores) {
   const int links = 64;

@@ -65,6 +65,15 @@ absl::StatusOr<double> allReduceLatency(int devices, int threads, double opCost,
 absl::StatusOr<double> allReduceByteWork(int devices, int threads,
                                          bool inCores);
 
+/// Megatron's MLP block, chained: on every device, a matmul by a weight
+/// split by columns, GELU five times, a matmul by one split by rows, the
+/// partial sum's all-reduce and the residual add, 32 times over the tiny
+/// GPT's 512 tokens of width 64 (weights 64 x 256 and back). Each
+/// all-reduce waits for every device's compute, as a tensor-parallel
+/// step's do. The graph's source and its measured time (a run's median).
+absl::StatusOr<std::pair<std::string, double>> tensorParallelChain(int devices,
+                                                                   int threads);
+
 /// Tiny all-reduces over all devices queued back to back: 128 of them,
 /// each a sum of the same vector over the split dim (partial) and its
 /// all-reduce, none depending on another, and a chain of adds of their

@@ -94,8 +94,10 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
           "{peak_flops, memory_bandwidth, link_bandwidth, link_latency, "
           "kernel_latency (or 0)}, and optionally the unit shared_cores, a "
           "positive i64 concurrent_devices, positive f64 p2p_latency, "
-          "p2p_work, call_latency, half_peak_flops, wake_work and "
-          "kernel_in_step, and f64 latency_busy, queued_share and "
+          "p2p_work, call_latency, half_peak_flops, wake_work, "
+          "kernel_in_step and straggler_lag, and f64 latency_busy, "
+          "queued_share "
+          "and "
           "core_efficiency in (0, 1), on the module");
     return success();
   }

@@ -173,6 +173,7 @@ constexpr std::pair<const char *, double CostModel::*> kOptionalRates[] = {
     {"half_peak_flops", &CostModel::halfPeakFlops},
     {"wake_work", &CostModel::wakeWork},
     {"kernel_in_step", &CostModel::kernelInStep},
+    {"straggler_lag", &CostModel::stragglerLag},
 };
 constexpr std::pair<const char *, double CostModel::*> kOptionalShares[] = {
     {"latency_busy", &CostModel::latencyBusy},

@@ -228,6 +228,9 @@ llvm::Error readLink(Reader &parent, llvm::StringRef key, Link &link,
   if (llvm::Error e = r.quantity("call_latency", Quantity::Seconds,
                                  link.callLatency, /*required=*/false))
     return e;
+  if (llvm::Error e = r.quantity("straggler_lag", Quantity::Plain,
+                                 link.stragglerLag, /*required=*/false))
+    return e;
   if (llvm::Error e =
           r.fraction("latency_busy", link.latencyBusy, "the latency"))
     return e;

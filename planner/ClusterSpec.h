@@ -47,6 +47,11 @@ struct Link {
   /// come from the one before it together, already awake, instead of
   /// from their compute one by one (CPU virtual devices).
   double queuedShare = 1;
+  /// On devices that outnumber the host's cores (CPU virtual devices): how
+  /// long a collective's last member lags the others, per second of
+  /// compute since their previous collective (one of them was descheduled
+  /// for another device's threads on the way). 0: none.
+  double stragglerLag = 0;
 };
 
 struct ClusterSpec {

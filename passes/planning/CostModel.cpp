@@ -59,6 +59,7 @@ llvm::Expected<attrs::CostModel> pc::costModelFromSpec(llvm::StringRef path,
   m.latencyBusy = link.latencyBusy;
   // Members waking one by one is the shared cores' (CPU threads') cost.
   m.queuedShare = m.sharedCores ? link.queuedShare : 1;
+  m.stragglerLag = m.sharedCores ? link.stragglerLag : 0;
   m.callLatency = link.callLatency;
   return m;
 }

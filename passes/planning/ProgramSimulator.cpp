@@ -148,6 +148,10 @@ private:
     /// Collectives queued behind the one before them on the communication
     /// stream (findQueued).
     llvm::DenseSet<Operation *> queued;
+    /// The seconds of compute each of its devices did (as it would alone),
+    /// and that when its last collective with a latency started; when
+    /// that collective ended (meetingLag).
+    double computed = 0, computedAtMeeting = 0, lastMeetingEnd = 0;
   };
 
   /// Marks the collectives of `p` queued behind the collective before them
@@ -218,6 +222,9 @@ private:
     /// receive's wait for its hop's latency, which holds no core.
     double wait = 0;
     bool asleep = false;
+    /// Seconds a collective waits, before its latency, for its last member
+    /// (meetingLag()); it holds no core.
+    double lag = 0;
     /// Of a compute op's work, the share that is its firing's overhead;
     /// of any op's, the share that is its stream's wake-up.
     double firingShare = 0, wakeShare = 0;
@@ -237,7 +244,9 @@ private:
       int64_t busy = 0;
       double held = 0;
       for (const Task &t : running)
-        if (t.wait > 0)
+        if (t.lag > 0)
+          continue; // waiting for its last member, asleep
+        else if (t.wait > 0)
           held += t.asleep ? 0 : latencyCores() * double(t.program->ranks);
         else
           busy += t.program->ranks;
@@ -250,26 +259,34 @@ private:
         return t.asleep ? 1.0 : waitRate;
       };
       for (const Task &t : running) {
-        if (t.wait > 0)
+        if (t.lag > 0)
+          dt = std::min(dt, t.lag);
+        else if (t.wait > 0)
           dt = std::min(dt, t.wait / waitRateOf(t));
         else if (rate > 0)
           dt = std::min(dt, t.left / rate);
       }
       now += dt;
       for (const Task &t : running)
-        countWork(t,
-                  dt * double(t.program->ranks) *
-                      (t.wait > 0 ? (t.asleep ? 0 : latencyCores() * waitRate)
-                                  : rate));
+        if (!(t.lag > 0))
+          countWork(t,
+                    dt * double(t.program->ranks) *
+                        (t.wait > 0 ? (t.asleep ? 0 : latencyCores() * waitRate)
+                                    : rate));
       for (Task &t : running) {
-        if (t.wait > 0)
+        if (t.lag > 0)
+          t.lag = std::max(0.0, t.lag - dt);
+        else if (t.wait > 0)
           t.wait = std::max(0.0, t.wait - dt * waitRateOf(t));
-        else
+        else {
           t.left -= dt * rate;
+          if (!t.comm)
+            t.program->computed += dt * rate;
+        }
       }
       std::vector<Task> done;
       llvm::erase_if(running, [&](const Task &t) {
-        if (t.wait > 0 || t.left > 1e-15)
+        if (t.lag > 0 || t.wait > 0 || t.left > 1e-15)
           return false;
         done.push_back(t);
         return true;
@@ -318,6 +335,31 @@ private:
     return rates.latencyBusy * perDevice;
   }
 
+  /// The seconds `op` waits for its last member beyond its latency, on
+  /// shared cores with more devices than cores: straggler_lag times the
+  /// compute its program's devices did (its seconds alone) since their
+  /// previous collective with a latency, where its members come to it from that
+  /// compute (its operands were ready only after the previous one ended, so its
+  /// stream waited for them). The longer a device computes among the others'
+  /// threads, the likelier one of the group is descheduled on the way,
+  /// and its peers sleep until it arrives; the simulator, which runs a
+  /// program's ranks in lockstep, cannot see that itself (TP4's traced
+  /// step: a rank's compute descheduled 0.98 ms a step on average, the
+  /// slowest member's 2.54 ms, summed over its meetings). Fitted to a
+  /// chain of tensor-parallel blocks (pc-bench-calibrate).
+  double meetingLag(Program &p, Operation *op) {
+    if (!rates.sharedCores || !(rates.stragglerLag > 0) || !oversubscribed() ||
+        !hasLatency(op))
+      return 0;
+    const double computed = p.computed - p.computedAtMeeting;
+    p.computedAtMeeting = p.computed;
+    double ready = 0;
+    for (Value v : op->getOperands())
+      if (auto it = p.ready.find(v); it != p.ready.end())
+        ready = std::max(ready, it->second);
+    return ready > p.lastMeetingEnd ? rates.stragglerLag * computed : 0;
+  }
+
   /// Whether the host runs more devices than it has cores for: then every
   /// op, communication too, is work on the shared cores.
   bool oversubscribed() const {
@@ -344,8 +386,9 @@ private:
             t.wait = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
             t.asleep = true;
           }
+          t.lag = meetingLag(*p, op);
           started = true;
-          if (t.left <= 0 && t.wait <= 0) {
+          if (t.left <= 0 && t.wait <= 0 && t.lag <= 0) {
             finish(t, now); // views, parameters: no time unless woken
             continue;
           }
@@ -446,6 +489,8 @@ private:
     for (Value r : t.op->getResults())
       p.ready[r] = now;
     (t.comm ? p.timing.comm : p.timing.compute) += now - t.start;
+    if (t.comm && hasLatency(t.op))
+      p.lastMeetingEnd = now;
     p.timing.end = std::max(p.timing.end, now);
     if (auto send = dyn_cast<SendOp>(t.op)) {
       std::string pair = pairOf(send.getFromAttr(), send.getToAttr());

@@ -1,6 +1,6 @@
 // RUN: pc-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices, positive f64 p2p_latency, p2p_work, call_latency, half_peak_flops, wake_work and kernel_in_step, and f64 latency_busy, queued_share and core_efficiency in (0, 1), on the module}}
+// expected-error @+1 {{'builtin.module' op 'pc.cost_model' must be a dictionary of positive f64 rates {peak_flops, memory_bandwidth, link_bandwidth, link_latency, kernel_latency (or 0)}, and optionally the unit shared_cores, a positive i64 concurrent_devices, positive f64 p2p_latency, p2p_work, call_latency, half_peak_flops, wake_work, kernel_in_step and straggler_lag, and f64 latency_busy, queued_share and core_efficiency in (0, 1), on the module}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64}} {
 }
 
@@ -62,6 +62,13 @@ module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth 
 // A queued collective's share of the latency: in (0, 1) too.
 // expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
 module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, queued_share = 0.0 : f64}} {
+}
+
+// -----
+
+// A straggler's lag: positive, like the rates.
+// expected-error @+1 {{'pc.cost_model' must be a dictionary of positive f64 rates}}
+module attributes {pc.cost_model = {peak_flops = 1.0e12 : f64, memory_bandwidth = 1.0e9 : f64, link_bandwidth = 1.0e9 : f64, link_latency = 1.0e-6 : f64, kernel_latency = 0.0 : f64, straggler_lag = -0.5 : f64}} {
 }
 
 // -----

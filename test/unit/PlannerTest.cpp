@@ -154,6 +154,9 @@ TEST(ClusterSpecTest, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(linkWith("\"p2p_work\": -1")
                 .find("'intra_node.p2p_work' must be positive"),
             std::string::npos);
+  EXPECT_NE(linkWith("\"straggler_lag\": -1")
+                .find("'intra_node.straggler_lag' must be positive"),
+            std::string::npos);
   EXPECT_NE(linkWith("\"call_latency\": -1")
                 .find("'intra_node.call_latency' must be positive"),
             std::string::npos);

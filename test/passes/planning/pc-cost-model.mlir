@@ -12,28 +12,30 @@
 // RUN: pc-opt %s --pc-cost-model=cluster=%pc_src_root/planner/clusters/cpu-virtual.json | FileCheck %s --check-prefix=CPU
 // CPU: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, kernel_latency = {{.*}}, p2p_latency = {{[0-9.]+e-0[3-6]}} : f64, {{.*}}, shared_cores}}
 // A calibrated spec's collective latency parts, and the share of the cores
-// it holds, and the share a queued collective pays, are recorded too
-// (latency_busy and queued_share only below 1, their default).
-// RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75, "queued_share": 0.5/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
+// it holds, the share a queued collective pays and a straggler's lag, are
+// recorded too (latency_busy and queued_share only below 1, their
+// default).
+// RUN: sed 's/"p2p_latency": 0.0001028/&, "call_latency": 1.5e-4, "latency_busy": 0.75, "queued_share": 0.5, "straggler_lag": 0.25/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.json | FileCheck %s --check-prefix=PARTS
-// PARTS: module attributes {pc.cost_model = {call_latency = 1.500000e-04 : f64, {{.*}}, latency_busy = 7.500000e-01 : f64, {{.*}}, queued_share = 5.000000e-01 : f64, shared_cores}}
+// PARTS: module attributes {pc.cost_model = {call_latency = 1.500000e-04 : f64, {{.*}}, latency_busy = 7.500000e-01 : f64, {{.*}}, queued_share = 5.000000e-01 : f64, shared_cores, straggler_lag = 2.500000e-01 : f64}}
 // With more devices than cores, a hop's seconds of the cores (p2p_work) and
 // the share of the cores the runtime keeps busy (efficiency.shared_cores,
 // recorded as core_efficiency below 1) too.
 // RUN: sed -e 's/"p2p_latency": 0.0001028/"p2p_latency": 2e-5, "p2p_work": 8e-5/' -e 's/"usable_memory"/"shared_cores": 0.875, &/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.work.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.work.json | FileCheck %s --check-prefix=WORK
 // WORK: module attributes {pc.cost_model = {concurrent_devices = 2 : i64, core_efficiency = 8.750000e-01 : f64, {{.*}}, p2p_latency = 2.000000e-05 : f64, p2p_work = 8.000000e-05 : f64, {{.*}}shared_cores}}
-// A stream's wake-up (efficiency.wake_work) and a queued collective's
-// share (queued_share) are recorded on shared cores only; a kernel's
-// slowdown in a step (kernel_in_step) on any cluster.
+// A stream's wake-up (efficiency.wake_work), a queued collective's share
+// (queued_share) and a straggler's lag are recorded on shared cores only; a
+// kernel's slowdown in a step (kernel_in_step) on any cluster.
 // RUN: sed 's/"usable_memory"/"wake_work": 1e-5, "kernel_in_step": 1.25, &/' %pc_src_root/planner/clusters/cpu-virtual.json > %t.wake.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.wake.json | FileCheck %s --check-prefix=WAKE
 // WAKE: module attributes {pc.cost_model = {{{.*}}kernel_in_step = 1.250000e+00 : f64, {{.*}}, shared_cores, wake_work = 1.000000e-05 : f64}}
-// RUN: sed 's/"usable_memory"/"wake_work": "10 us", "kernel_in_step": 1.25, &/' %pc_src_root/planner/clusters/pcie-a100.json | sed 's/"latency": "10 us"/&, "queued_share": 0.5/' > %t.gpu-wake.json
+// RUN: sed 's/"usable_memory"/"wake_work": "10 us", "kernel_in_step": 1.25, &/' %pc_src_root/planner/clusters/pcie-a100.json | sed 's/"latency": "10 us"/&, "queued_share": 0.5, "straggler_lag": 0.25/' > %t.gpu-wake.json
 // RUN: pc-opt %s --pc-cost-model=cluster=%t.gpu-wake.json | FileCheck %s --check-prefix=GPU-WAKE
 // GPU-WAKE: module attributes {pc.cost_model = {{{.*}}kernel_in_step = 1.250000e+00 : f64,
 // GPU-WAKE-NOT: wake_work
 // GPU-WAKE-NOT: queued_share
+// GPU-WAKE-NOT: straggler_lag
 //
 // RUN: pc-opt %s --pc-sbp-propagate --pc-insert-boxing --pc-boxing-report | FileCheck %s --check-prefix=DEFAULT
 // The axis swap is one redistribution: 4096 B to the busiest device, plus
