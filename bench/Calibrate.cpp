@@ -38,11 +38,14 @@
 // slowdown in a step (kernel_in_step), and the smaller's seconds of the
 // cores, less its kernels so scaled, are shared among its firings; the
 // link's bandwidth is at most what an all-reduce of 128 KiB achieves in
-// the runtime, in the seconds of the cores its members spend per byte. It
-// all goes R times (--repeat, 3): the spec takes the median run's figures
-// (by the firing cost, and by a full group's collective latency, after the
-// wake-ups are taken out, for the collectives', the wake-up's and the
-// queued share).
+// the runtime, in the seconds of the cores its members spend per byte.
+// Last, with more devices than cores, how long a collective's last member
+// lags per second of the compute before it (straggler_lag: a chain of 32
+// tensor-parallel MLP blocks, fitted with pc-simulate over every other
+// figure). It all goes R times (--repeat, 3): the spec takes the median
+// run's figures (by the firing cost, and by a full group's collective
+// latency, after the wake-ups are taken out, for the collectives', the
+// wake-up's and the queued share).
 // --verbose prints the seconds of the cores each measurement took to
 // stderr.
 // Writes the cluster spec (docs/planning.md) to stdout. The measured

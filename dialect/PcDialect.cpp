@@ -96,9 +96,7 @@ static LogicalResult verifyPipelineAttr(Operation *op, NamedAttribute attr,
           "positive i64 concurrent_devices, positive f64 p2p_latency, "
           "p2p_work, call_latency, half_peak_flops, wake_work, "
           "kernel_in_step and straggler_lag, and f64 latency_busy, "
-          "queued_share "
-          "and "
-          "core_efficiency in (0, 1), on the module");
+          "queued_share and core_efficiency in (0, 1), on the module");
     return success();
   }
   if (name == pc::attrs::kMemory) {

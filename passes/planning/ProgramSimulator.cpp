@@ -149,8 +149,8 @@ private:
     /// stream (findQueued).
     llvm::DenseSet<Operation *> queued;
     /// The seconds of compute each of its devices did (as it would alone),
-    /// and that when its last collective with a latency started; when
-    /// that collective ended (meetingLag).
+    /// and that when its last collective with a latency ended, and when
+    /// it ended (meetingLag).
     double computed = 0, computedAtMeeting = 0, lastMeetingEnd = 0;
   };
 
@@ -338,7 +338,8 @@ private:
   /// The seconds `op` waits for its last member beyond its latency, on
   /// shared cores with more devices than cores: straggler_lag times the
   /// compute its program's devices did (its seconds alone) since their
-  /// previous collective with a latency, where its members come to it from that
+  /// previous collective with a latency ended (since the step began, for
+  /// the first), where its members come to it from that
   /// compute (its operands were ready only after the previous one ended, so its
   /// stream waited for them). The longer a device computes among the others'
   /// threads, the likelier one of the group is descheduled on the way,
@@ -351,13 +352,13 @@ private:
     if (!rates.sharedCores || !(rates.stragglerLag > 0) || !oversubscribed() ||
         !hasLatency(op))
       return 0;
-    const double computed = p.computed - p.computedAtMeeting;
-    p.computedAtMeeting = p.computed;
     double ready = 0;
     for (Value v : op->getOperands())
       if (auto it = p.ready.find(v); it != p.ready.end())
         ready = std::max(ready, it->second);
-    return ready > p.lastMeetingEnd ? rates.stragglerLag * computed : 0;
+    return ready > p.lastMeetingEnd
+               ? rates.stragglerLag * (p.computed - p.computedAtMeeting)
+               : 0;
   }
 
   /// Whether the host runs more devices than it has cores for: then every
@@ -489,8 +490,10 @@ private:
     for (Value r : t.op->getResults())
       p.ready[r] = now;
     (t.comm ? p.timing.comm : p.timing.compute) += now - t.start;
-    if (t.comm && hasLatency(t.op))
+    if (t.comm && hasLatency(t.op)) {
       p.lastMeetingEnd = now;
+      p.computedAtMeeting = p.computed;
+    }
     p.timing.end = std::max(p.timing.end, now);
     if (auto send = dyn_cast<SendOp>(t.op)) {
       std::string pair = pairOf(send.getFromAttr(), send.getToAttr());

@@ -29,10 +29,11 @@
 //    (the gradients' all-reduces, one after another) pays queued_share of
 //    its latency: its members come from that one together and awake;
 //  - on shared cores with more devices than cores, a collective whose
-//    members come to it from their compute first waits, holding no core,
-//    straggler_lag times that compute (since their previous collective)
-//    for its last member, descheduled for another device's threads on
-//    the way;
+//    members come to it from their compute (its operands ready only after
+//    the collective before it ended, queued behind it or not) first
+//    waits, holding no core, straggler_lag times that compute (since
+//    their previous collective ended) for its last member, descheduled
+//    for another device's threads on the way;
 //  - on shared cores with a wake_work, an op with an operand from the
 //    device's other stream first does that work, once per producer and
 //    stream: the runtime's sleeping threads are woken (the dispatcher,
