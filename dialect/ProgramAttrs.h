@@ -169,8 +169,8 @@ struct CostModel {
   /// On shared cores with more devices than cores, the seconds a
   /// collective whose members come from their compute waits, holding no
   /// core, for its last member, per second of that compute since their
-  /// previous collective; written as the f64 entry `straggler_lag` when
-  /// positive.
+  /// previous collective ended; written as the f64 entry `straggler_lag`
+  /// when positive.
   double stragglerLag = 0;
   /// On shared cores, the share of them the runtime keeps busy while it
   /// has work for all; written as the f64 entry `core_efficiency` when

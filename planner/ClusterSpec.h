@@ -49,8 +49,8 @@ struct Link {
   double queuedShare = 1;
   /// On devices that outnumber the host's cores (CPU virtual devices): how
   /// long a collective's last member lags the others, per second of
-  /// compute since their previous collective (one of them was descheduled
-  /// for another device's threads on the way). 0: none.
+  /// compute since their previous collective ended (one of them was
+  /// descheduled for another device's threads on the way). 0: none.
   double stragglerLag = 0;
 };
 
