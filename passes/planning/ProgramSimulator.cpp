@@ -148,9 +148,9 @@ private:
     /// Collectives queued behind the one before them on the communication
     /// stream (findQueued).
     llvm::DenseSet<Operation *> queued;
-    /// The seconds of compute each of its devices did (as it would alone),
-    /// and that when its last collective with a latency ended, and when
-    /// it ended (meetingLag).
+    /// The seconds of compute each of its devices has done (as it would
+    /// alone); that figure when its last collective with a latency ended;
+    /// and when that was (meetingLag).
     double computed = 0, computedAtMeeting = 0, lastMeetingEnd = 0;
   };
 
@@ -337,14 +337,14 @@ private:
 
   /// The seconds `op` waits for its last member beyond its latency, on
   /// shared cores with more devices than cores: straggler_lag times the
-  /// compute its program's devices did (its seconds alone) since their
+  /// compute its program's devices did (their seconds alone) since their
   /// previous collective with a latency ended (since the step began, for
-  /// the first), where its members come to it from that
-  /// compute (its operands were ready only after the previous one ended, so its
-  /// stream waited for them). The longer a device computes among the others'
-  /// threads, the likelier one of the group is descheduled on the way,
-  /// and its peers sleep until it arrives; the simulator, which runs a
-  /// program's ranks in lockstep, cannot see that itself (TP4's traced
+  /// the first), where its members come to it from that compute (its
+  /// operands were ready only after the previous one ended, so that its
+  /// stream waited for them). The longer a device computes among the
+  /// others' threads, the likelier one of the group is descheduled on the
+  /// way, and its peers sleep until it arrives; the simulator, which runs
+  /// a program's ranks in lockstep, cannot see that itself (TP4's traced
   /// step: a rank's compute descheduled 0.98 ms a step on average, the
   /// slowest member's 2.54 ms, summed over its meetings). Fitted to a
   /// chain of tensor-parallel blocks (pc-bench-calibrate).
