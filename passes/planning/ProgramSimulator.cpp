@@ -217,14 +217,12 @@ private:
     Operation *op;
     double start, left;
     bool comm;
-    /// Seconds of a collective's latency, before its work: it keeps its
-    /// wall time and holds latencyCores() per rank; or, `asleep`, a
-    /// receive's wait for its hop's latency, which holds no core.
+    /// Seconds it sleeps first, holding no core: a receive's wait for its
+    /// hop's latency, a collective's for its last member (meetingLag()).
+    double sleep = 0;
+    /// Seconds of a collective's latency, after that and before its work:
+    /// it keeps its wall time and holds latencyCores() per rank.
     double wait = 0;
-    bool asleep = false;
-    /// Seconds a collective waits, before its latency, for its last member
-    /// (meetingLag()); it holds no core.
-    double lag = 0;
     /// Of a compute op's work, the share that is its firing's overhead;
     /// of any op's, the share that is its stream's wake-up.
     double firingShare = 0, wakeShare = 0;
@@ -244,10 +242,10 @@ private:
       int64_t busy = 0;
       double held = 0;
       for (const Task &t : running)
-        if (t.lag > 0)
-          continue; // waiting for its last member, asleep
+        if (t.sleep > 0)
+          continue;
         else if (t.wait > 0)
-          held += t.asleep ? 0 : latencyCores() * double(t.program->ranks);
+          held += latencyCores() * double(t.program->ranks);
         else
           busy += t.program->ranks;
       const double cores = hostCores();
@@ -255,29 +253,24 @@ private:
       const double rate =
           busy ? std::min(1.0, std::max(0.0, cores - held) / double(busy)) : 1;
       double dt = std::numeric_limits<double>::infinity();
-      auto waitRateOf = [&](const Task &t) {
-        return t.asleep ? 1.0 : waitRate;
-      };
       for (const Task &t : running) {
-        if (t.lag > 0)
-          dt = std::min(dt, t.lag);
+        if (t.sleep > 0)
+          dt = std::min(dt, t.sleep);
         else if (t.wait > 0)
-          dt = std::min(dt, t.wait / waitRateOf(t));
+          dt = std::min(dt, t.wait / waitRate);
         else if (rate > 0)
           dt = std::min(dt, t.left / rate);
       }
       now += dt;
       for (const Task &t : running)
-        if (!(t.lag > 0))
-          countWork(t,
-                    dt * double(t.program->ranks) *
-                        (t.wait > 0 ? (t.asleep ? 0 : latencyCores() * waitRate)
-                                    : rate));
+        if (!(t.sleep > 0))
+          countWork(t, dt * double(t.program->ranks) *
+                           (t.wait > 0 ? latencyCores() * waitRate : rate));
       for (Task &t : running) {
-        if (t.lag > 0)
-          t.lag = std::max(0.0, t.lag - dt);
+        if (t.sleep > 0)
+          t.sleep = std::max(0.0, t.sleep - dt);
         else if (t.wait > 0)
-          t.wait = std::max(0.0, t.wait - dt * waitRateOf(t));
+          t.wait = std::max(0.0, t.wait - dt * waitRate);
         else {
           t.left -= dt * rate;
           if (!t.comm)
@@ -286,7 +279,7 @@ private:
       }
       std::vector<Task> done;
       llvm::erase_if(running, [&](const Task &t) {
-        if (t.lag > 0 || t.wait > 0 || t.left > 1e-15)
+        if (t.sleep > 0 || t.wait > 0 || t.left > 1e-15)
           return false;
         done.push_back(t);
         return true;
@@ -382,14 +375,13 @@ private:
             t.firingShare = std::min(1.0, firing / t.left);
             t.wakeShare = std::min(1.0 - t.firingShare, wake / t.left);
           }
-          if (auto recv = dyn_cast<RecvOp>(op); recv && rates.p2pWork > 0) {
+          if (auto recv = dyn_cast<RecvOp>(op); recv && rates.p2pWork > 0)
             // The hop's latency beyond its work, from its send's end.
-            t.wait = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
-            t.asleep = true;
-          }
-          t.lag = meetingLag(*p, op);
+            t.sleep = std::max(0.0, sentAt(*p, recv) + rates.p2pLatency - now);
+          else
+            t.sleep = meetingLag(*p, op);
           started = true;
-          if (t.left <= 0 && t.wait <= 0 && t.lag <= 0) {
+          if (t.left <= 0 && t.wait <= 0 && t.sleep <= 0) {
             finish(t, now); // views, parameters: no time unless woken
             continue;
           }
@@ -490,7 +482,7 @@ private:
     for (Value r : t.op->getResults())
       p.ready[r] = now;
     (t.comm ? p.timing.comm : p.timing.compute) += now - t.start;
-    if (t.comm && hasLatency(t.op)) {
+    if (t.comm && rates.stragglerLag > 0 && hasLatency(t.op)) {
       p.lastMeetingEnd = now;
       p.computedAtMeeting = p.computed;
     }
