@@ -221,7 +221,9 @@ absl::Status runRedistribute(Communicator &comm, const GroupStep &gs,
 } // namespace
 
 absl::StatusOr<char *> HostStepMemory::scratch(size_t bytes) {
-  held.push_back(std::make_unique<char[]>(std::max<size_t>(bytes, 1)));
+  // Every byte is written before it is read: no zeroing.
+  held.push_back(
+      std::make_unique_for_overwrite<char[]>(std::max<size_t>(bytes, 1)));
   return held.back().get();
 }
 

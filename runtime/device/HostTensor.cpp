@@ -66,30 +66,51 @@ void copyBox(const char *src, std::span<const int64_t> srcShape,
              std::span<const int64_t> dstShape,
              std::span<const int64_t> dstOffset, std::span<const int64_t> sizes,
              int64_t elemBytes) {
-  size_t rank = sizes.size();
+  const size_t rank = sizes.size();
   if (product(sizes) == 0)
     return;
-  if (rank == 0) {
-    std::memcpy(dst, src, elemBytes);
-    return;
+  // One contiguous row: the innermost dim, with every dim inside the first
+  // the box spans whole in both tensors (a collective's pieces split along
+  // dim 0 are one row; along the last, a row per outer index).
+  size_t inner = rank; // the row is dims [inner, rank)
+  int64_t row = elemBytes;
+  while (inner > 0) {
+    size_t d = inner - 1;
+    row *= sizes[d];
+    --inner;
+    if (sizes[d] != srcShape[d] || sizes[d] != dstShape[d])
+      break;
   }
-  // Copy rows of the innermost dim; walk the outer dims.
-  std::vector<int64_t> srcStride(rank, 1), dstStride(rank, 1);
-  for (size_t d = rank - 1; d-- > 0;) {
-    srcStride[d] = srcStride[d + 1] * srcShape[d + 1];
-    dstStride[d] = dstStride[d + 1] * dstShape[d + 1];
+  // The rows' strides and first offsets, in bytes.
+  std::vector<int64_t> srcStride(rank, elemBytes), dstStride(rank, elemBytes);
+  for (size_t d = rank; d-- > 1;) {
+    srcStride[d - 1] = srcStride[d] * srcShape[d];
+    dstStride[d - 1] = dstStride[d] * dstShape[d];
   }
-  std::vector<int64_t> outer(sizes.begin(), sizes.end() - 1);
-  int64_t rows = product(outer), row = sizes[rank - 1] * elemBytes;
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<int64_t> idx = delinearize(outer, r);
-    int64_t s = 0, t = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t i = d + 1 < rank ? idx[d] : 0;
-      s += (i + srcOffset[d]) * srcStride[d];
-      t += (i + dstOffset[d]) * dstStride[d];
+  int64_t s = 0, t = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    s += srcOffset[d] * srcStride[d];
+    t += dstOffset[d] * dstStride[d];
+  }
+  // Walk the outer dims [0, inner) as an odometer: no division or
+  // allocation per row, which made a collective's many short rows cost more
+  // than their bytes.
+  std::vector<int64_t> idx(inner, 0);
+  while (true) {
+    std::memcpy(dst + t, src + s, row);
+    size_t d = inner;
+    for (; d > 0; --d) {
+      size_t k = d - 1;
+      s += srcStride[k];
+      t += dstStride[k];
+      if (++idx[k] < sizes[k])
+        break;
+      s -= sizes[k] * srcStride[k];
+      t -= sizes[k] * dstStride[k];
+      idx[k] = 0;
     }
-    std::memcpy(dst + t * elemBytes, src + s * elemBytes, row);
+    if (d == 0)
+      return;
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/device/HostMemory.h"
+#include "runtime/device/HostTensor.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -332,6 +334,60 @@ TEST(CpuStream, DestroyingAStreamRunsWhatIsQueued) {
       });
   }
   EXPECT_EQ(count, 50);
+}
+
+/// copyBox against a copy element by element, over random boxes of rank
+/// 0-4 whose dims are whole or partial in either tensor: the row merging
+/// and the walk over the outer dims must land every element.
+TEST(CopyBox, MatchesAnElementwiseCopy) {
+  std::mt19937 rng(7);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t rank = pick(0, 4);
+    const int64_t elem = std::vector<int64_t>{1, 2, 4, 8}[pick(0, 3)];
+    std::vector<int64_t> sizes(rank), srcShape(rank), dstShape(rank),
+        srcOff(rank), dstOff(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      sizes[d] = pick(0, 4) ? pick(1, 5) : (trial % 7 == 0 ? 0 : 1);
+      // Whole in a tensor half the time, so that inner dims merge.
+      srcShape[d] = sizes[d] + (pick(0, 1) ? 0 : pick(1, 3));
+      dstShape[d] = sizes[d] + (pick(0, 1) ? 0 : pick(1, 3));
+      srcOff[d] = pick(0, srcShape[d] - sizes[d]);
+      dstOff[d] = pick(0, dstShape[d] - sizes[d]);
+    }
+    auto count = [](const std::vector<int64_t> &shape) {
+      int64_t n = 1;
+      for (int64_t x : shape)
+        n *= x;
+      return n;
+    };
+    std::vector<char> src(count(srcShape) * elem), got(count(dstShape) * elem),
+        want;
+    for (char &c : src)
+      c = char(pick(0, 255));
+    for (char &c : got)
+      c = char(pick(0, 255));
+    want = got;
+    // The reference: every element of the box, by its full index.
+    for (int64_t i = 0, n = count(sizes); i < n; ++i) {
+      int64_t rest = i, s = 0, t = 0;
+      std::vector<int64_t> idx(rank);
+      for (size_t d = rank; d-- > 0;) {
+        idx[d] = rest % sizes[d];
+        rest /= sizes[d];
+      }
+      for (size_t d = 0; d < rank; ++d) {
+        s = s * srcShape[d] + idx[d] + srcOff[d];
+        t = t * dstShape[d] + idx[d] + dstOff[d];
+      }
+      std::memcpy(&want[t * elem], &src[s * elem], elem);
+    }
+    copyBox(src.data(), srcShape, srcOff, got.data(), dstShape, dstOff, sizes,
+            elem);
+    ASSERT_EQ(got, want) << "trial " << trial << ", rank " << rank;
+  }
 }
 
 } // namespace
