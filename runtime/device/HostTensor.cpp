@@ -69,9 +69,9 @@ void copyBox(const char *src, std::span<const int64_t> srcShape,
   const size_t rank = sizes.size();
   if (product(sizes) == 0)
     return;
-  // One contiguous row: the innermost dim, with every dim inside the first
-  // the box spans whole in both tensors (a collective's pieces split along
-  // dim 0 are one row; along the last, a row per outer index).
+  // A row is contiguous in both tensors: the innermost dim, and each next
+  // one out while the box spans the dims inside it whole in both (a piece
+  // split along dim 0 is one row; along the last, a row per outer index).
   size_t inner = rank; // the row is dims [inner, rank)
   int64_t row = elemBytes;
   while (inner > 0) {
