@@ -344,16 +344,37 @@ TEST(CopyBox, MatchesAnElementwiseCopy) {
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
-  for (int trial = 0; trial < 400; ++trial) {
-    const size_t rank = pick(0, 4);
+  // Boxes chance seldom draws: whole in both tensors (one memcpy), partial
+  // in dim 0 only (one memcpy at an offset), a partial dim of one between
+  // whole dims, and the innermost dim partial in the destination only.
+  struct Fixed {
+    std::vector<int64_t> sizes, srcExtra, dstExtra;
+  };
+  const std::vector<Fixed> fixed = {
+      {{2, 3, 4}, {0, 0, 0}, {0, 0, 0}},
+      {{2, 3, 4, 5}, {0, 0, 0, 0}, {0, 0, 0, 0}},
+      {{2, 3, 4}, {2, 0, 0}, {1, 0, 0}},
+      {{3, 1, 4}, {0, 2, 0}, {0, 0, 0}},
+      {{2, 3, 4}, {0, 0, 0}, {0, 0, 3}},
+  };
+  for (int trial = 0; trial < 400 + int(fixed.size()); ++trial) {
+    const bool isFixed = trial >= 400;
+    const size_t rank = isFixed ? fixed[trial - 400].sizes.size() : pick(0, 4);
     const int64_t elem = std::vector<int64_t>{1, 2, 4, 8}[pick(0, 3)];
     std::vector<int64_t> sizes(rank), srcShape(rank), dstShape(rank),
         srcOff(rank), dstOff(rank);
     for (size_t d = 0; d < rank; ++d) {
-      sizes[d] = pick(0, 4) ? pick(1, 5) : (trial % 7 == 0 ? 0 : 1);
-      // Whole in a tensor half the time, so that inner dims merge.
-      srcShape[d] = sizes[d] + (pick(0, 1) ? 0 : pick(1, 3));
-      dstShape[d] = sizes[d] + (pick(0, 1) ? 0 : pick(1, 3));
+      if (isFixed) {
+        const Fixed &f = fixed[trial - 400];
+        sizes[d] = f.sizes[d];
+        srcShape[d] = sizes[d] + f.srcExtra[d];
+        dstShape[d] = sizes[d] + f.dstExtra[d];
+      } else {
+        sizes[d] = pick(0, 4) ? pick(1, 5) : (trial % 7 == 0 ? 0 : 1);
+        // Whole in a tensor half the time, so that inner dims merge.
+        srcShape[d] = sizes[d] + (pick(0, 1) ? 0 : pick(1, 3));
+        dstShape[d] = sizes[d] + (pick(0, 1) ? 0 : pick(1, 3));
+      }
       srcOff[d] = pick(0, srcShape[d] - sizes[d]);
       dstOff[d] = pick(0, dstShape[d] - sizes[d]);
     }
