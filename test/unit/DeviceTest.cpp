@@ -378,21 +378,15 @@ TEST(CopyBox, MatchesAnElementwiseCopy) {
       srcOff[d] = pick(0, srcShape[d] - sizes[d]);
       dstOff[d] = pick(0, dstShape[d] - sizes[d]);
     }
-    auto count = [](const std::vector<int64_t> &shape) {
-      int64_t n = 1;
-      for (int64_t x : shape)
-        n *= x;
-      return n;
-    };
-    std::vector<char> src(count(srcShape) * elem), got(count(dstShape) * elem),
-        want;
+    std::vector<char> src(pc::product(srcShape) * elem),
+        got(pc::product(dstShape) * elem), want;
     for (char &c : src)
       c = char(pick(0, 255));
     for (char &c : got)
       c = char(pick(0, 255));
     want = got;
     // The reference: every element of the box, by its full index.
-    for (int64_t i = 0, n = count(sizes); i < n; ++i) {
+    for (int64_t i = 0, n = pc::product(sizes); i < n; ++i) {
       int64_t rest = i, s = 0, t = 0;
       std::vector<int64_t> idx(rank);
       for (size_t d = rank; d-- > 0;) {
